@@ -1,0 +1,52 @@
+# Thin wrapper over meson for the README's commands.
+BUILD     ?= build
+ASAN      ?= build-asan
+FUZZ      ?= build-fuzz
+PYTHON    ?= /usr/bin/python3
+FUZZ_SECONDS ?= 60
+SONDE     := $(BUILD)/src/cli/sonde
+
+.PHONY: all deps build demo check unit integration asan fuzz bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD)
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+demo: deps build
+	$(SONDE) stat -- $(BUILD)/examples/demo
+
+check: deps build
+	$(MAKE) unit integration asan fuzz
+
+unit: build
+	meson test -C $(BUILD) --print-errorlogs
+
+integration: build
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/integration
+
+$(ASAN)/build.ninja:
+	meson setup $(ASAN) -Db_sanitize=address,undefined -Db_lundef=false
+
+asan: $(ASAN)/build.ninja
+	ninja -C $(ASAN)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C $(ASAN) --print-errorlogs
+
+$(FUZZ)/build.ninja:
+	CC=clang meson setup $(FUZZ) -Dfuzz=true -Dtests=false
+
+fuzz: $(FUZZ)/build.ninja
+	ninja -C $(FUZZ)
+	./tests/fuzz/run $(FUZZ) $(FUZZ_SECONDS)
+
+bench: build
+	./bench/run-all $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Tracepoints as tracefs lists them: events/SYSTEM/EVENT/{id,format}. */
+#ifndef SONDE_TRACEPOINT_H
+#define SONDE_TRACEPOINT_H
+
+#include <stdint.h>
+
+#include <sonde/strlist.h>
+
+/* Event systems (events/ subfolders), sorted. */
+int sonde_tracepoint_systems(const char *tracefs, struct sonde_strlist *out);
+/* Events of @system, sorted. */
+int sonde_tracepoint_events(const char *tracefs, const char *system, struct sonde_strlist *out);
+/* The tracepoint's id (attr.config for PERF_TYPE_TRACEPOINT). */
+int sonde_tracepoint_id(const char *tracefs, const char *system, const char *event, uint64_t *id);
+
+#endif

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/* Probing events by opening them: the kernel knows best what it supports. */
+#include <sonde/evprobe.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int sonde_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd,
+			  unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+int sonde_event_probe(const struct perf_event_attr *attr)
+{
+	struct perf_event_attr a = *attr;
+	int fd;
+
+	a.size = sizeof(a);
+	a.disabled = 1;
+	a.sample_period = 0;
+	a.freq = 0;
+	fd = sonde_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int sonde_hw_pmu_probe(void)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.exclude_kernel = 1;
+	return sonde_event_probe(&a);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the subcommands share: the dispatcher's context (where the kernel's
+ * trees are), error printing, and the exit codes.  Only src/cli prints.
+ */
+#ifndef SONDE_CLI_H
+#define SONDE_CLI_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include <sonde/evspec.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+struct cli {
+	char tracefs[PATH_MAX]; /* empty until cli_roots() found it */
+	struct sonde_roots roots;
+	bool roots_ready;
+};
+
+/* Fills cli->roots, mounting tracefs if nothing is mounted (we may be root).
+ * Return: borrowed: the roots, with tracefs NULL when there is none. */
+const struct sonde_roots *cli_roots(struct cli *cli);
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a usage error and the hint to run --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int cmd_stat(int argc, char **argv, struct cli *cli);
+int cmd_list(int argc, char **argv, struct cli *cli);
+int cmd_doctor(int argc, char **argv, struct cli *cli);
+
+#endif

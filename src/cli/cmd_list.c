@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sonde list [GLOB|CLASS]: what can be counted here, grouped as perf does.
+ * Each group is checked against the kernel, so a machine without a
+ * hardware PMU says so instead of offering events that can't open.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sonde/evprobe.h>
+#include <sonde/fileio.h>
+#include <sonde/pmu.h>
+#include <sonde/tracepoint.h>
+
+#include "cli.h"
+
+static const char list_usage[] =
+	"usage: sonde list [GLOB | hw | sw | cache | pmu | tracepoint | probe]\n"
+	"\n"
+	"Lists the events of this machine that -e accepts, grouped as perf list does:\n"
+	"hardware, software and hardware cache events, raw and PMU syntax, named PMU\n"
+	"events from sysfs, breakpoints, tracepoints from tracefs and dynamic probes.\n"
+	"A GLOB (e.g. 'sched:*', '*fault*') keeps matching names; a class keeps one group.\n"
+	"Groups this machine can't use are marked as such.\n";
+
+struct lister {
+	const char *glob;  /* NULL: everything */
+	const char *klass; /* NULL: every class */
+	bool any;
+};
+
+static bool want_class(const struct lister *ls, const char *klass)
+{
+	return !ls->klass || !strcmp(ls->klass, klass);
+}
+
+static bool matches(const struct lister *ls, const char *name)
+{
+	return !ls->glob || !fnmatch(ls->glob, name, 0);
+}
+
+static void line(struct lister *ls, const char *name, const char *what)
+{
+	printf("  %-50s [%s]\n", name, what);
+	ls->any = true;
+}
+
+static void list_named(struct lister *ls, uint32_t type, const char *what)
+{
+	size_t n;
+	const struct sonde_named_event *ev = sonde_named_events(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		char name[128];
+
+		if (ev[i].type != type)
+			continue;
+		if (!matches(ls, ev[i].name) && !(ev[i].alias && matches(ls, ev[i].alias)))
+			continue;
+		if (ev[i].alias)
+			snprintf(name, sizeof(name), "%s OR %s", ev[i].name, ev[i].alias);
+		else
+			snprintf(name, sizeof(name), "%s", ev[i].name);
+		line(ls, name, what);
+	}
+}
+
+static void list_cache(struct lister *ls, const char *what)
+{
+	char name[64];
+	uint64_t config;
+
+	for (unsigned int i = 0; i < sonde_cache_event_count(); i++)
+		if (sonde_cache_event_name(i, name, sizeof(name), &config) && matches(ls, name))
+			line(ls, name, what);
+}
+
+static void list_pmus(struct lister *ls, const char *sysfs)
+{
+	struct sonde_strlist pmus, events;
+	char name[300];
+
+	sonde_strlist_init(&pmus);
+	sonde_pmu_names(sysfs, &pmus);
+	for (size_t i = 0; i < pmus.n; i++) {
+		sonde_strlist_init(&events);
+		sonde_pmu_event_names(sysfs, pmus.v[i], &events);
+		for (size_t j = 0; j < events.n; j++) {
+			snprintf(name, sizeof(name), "%s/%s/", pmus.v[i], events.v[j]);
+			if (matches(ls, name) || matches(ls, events.v[j]))
+				line(ls, name, "Kernel PMU event");
+		}
+		sonde_strlist_fini(&events);
+	}
+	sonde_strlist_fini(&pmus);
+}
+
+static void list_tracepoints(struct lister *ls, const char *tracefs)
+{
+	struct sonde_strlist systems, events;
+	char name[300];
+
+	sonde_strlist_init(&systems);
+	sonde_tracepoint_systems(tracefs, &systems);
+	for (size_t i = 0; i < systems.n; i++) {
+		sonde_strlist_init(&events);
+		sonde_tracepoint_events(tracefs, systems.v[i], &events);
+		for (size_t j = 0; j < events.n; j++) {
+			snprintf(name, sizeof(name), "%s:%s", systems.v[i], events.v[j]);
+			if (matches(ls, name))
+				line(ls, name, "Tracepoint event");
+		}
+		sonde_strlist_fini(&events);
+	}
+	sonde_strlist_fini(&systems);
+}
+
+/* Dynamic probes defined now (uprobe_events, kprobe_events), and whether
+ * the kernel can make more. */
+static void list_probes(struct lister *ls, const struct sonde_roots *roots)
+{
+	static const char *const kinds[] = {"uprobe", "kprobe"};
+	char path[PATH_MAX], *text = NULL;
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t len;
+
+		if (!roots->tracefs ||
+		    sonde_path(path, sizeof(path), "%s/%s_events", roots->tracefs, kinds[k]) < 0 ||
+		    sonde_read_all(path, &text, &len) < 0) {
+			if (!ls->glob)
+				printf("  %-50s [%s]\n", kinds[k],
+				       "not available here: the kernel has no such probes");
+			continue;
+		}
+		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save)) {
+			/* "p:uprobes/name /bin/x:0x1234": the event is the word after ':'. */
+			char *colon = strchr(l, ':'), *sp = colon ? strchr(colon, ' ') : NULL;
+
+			if (!colon || !sp)
+				continue;
+			*sp = '\0';
+			for (char *s = colon + 1; *s; s++)
+				if (*s == '/')
+					*s = ':';
+			if (matches(ls, colon + 1))
+				line(ls, colon + 1, k ? "Kernel dynamic probe" : "User dynamic probe");
+		}
+		free(text);
+		text = NULL;
+	}
+}
+
+int cmd_list(int argc, char **argv, struct cli *cli)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+	static const char *const classes[] = {"hw", "sw", "cache", "pmu", "tracepoint", "probe"};
+	struct lister ls = {0};
+	const struct sonde_roots *roots;
+	const char *hw_what = "Hardware event", *cache_what = "Hardware cache event";
+	int c, hw;
+
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(list_usage, stdout);
+			return EXIT_OK;
+		}
+		return cli_usage_error("list", "unknown option");
+	}
+	if (optind < argc - 1)
+		return cli_usage_error("list", "give at most one GLOB");
+	if (optind < argc) {
+		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+			if (!strcmp(argv[optind], classes[i]))
+				ls.klass = classes[i];
+		if (!ls.klass)
+			ls.glob = argv[optind];
+	}
+	roots = cli_roots(cli);
+	hw = sonde_hw_pmu_probe();
+	if (hw < 0) {
+		hw_what = "Hardware event; not supported here: no hardware PMU";
+		cache_what = "Hardware cache event; not supported here: no hardware PMU";
+	}
+	if (!ls.glob && !ls.klass) {
+		printf("\nList of pre-defined events (to be used in -e):\n\n");
+		if (hw < 0)
+			printf("  Note: this machine has no usable hardware PMU (perf_event_open: %s);\n"
+			       "  hardware, cache and raw events can't be counted here.  cpu-clock and\n"
+			       "  task-clock sample by timer instead.\n\n",
+			       strerror(-hw));
+	}
+	if (want_class(&ls, "hw"))
+		list_named(&ls, PERF_TYPE_HARDWARE, hw_what);
+	if (want_class(&ls, "sw"))
+		list_named(&ls, PERF_TYPE_SOFTWARE, "Software event");
+	if (want_class(&ls, "cache"))
+		list_cache(&ls, cache_what);
+	if (want_class(&ls, "pmu")) {
+		if (!ls.glob) {
+			line(&ls, "rNNN", hw < 0 ? "Raw hardware event descriptor; not supported here"
+						 : "Raw hardware event descriptor");
+			line(&ls, "PMU/t1=v1[,t2=v2,t3 ...]/modifier",
+			     "Raw hardware event descriptor (terms in sysfs format/)");
+		}
+		list_pmus(&ls, roots->sysfs);
+		if (!ls.glob)
+			line(&ls, "mem:<addr>[/len][:access]", "Hardware breakpoint");
+	}
+	if (want_class(&ls, "tracepoint")) {
+		if (roots->tracefs)
+			list_tracepoints(&ls, roots->tracefs);
+		else if (!ls.glob)
+			printf("  tracepoints: not available (tracefs is not mounted and could not be "
+			       "mounted; run as root or mount -t tracefs nodev /sys/kernel/tracing)\n");
+	}
+	if (want_class(&ls, "probe"))
+		list_probes(&ls, roots);
+	if (ls.glob && !ls.any) {
+		cli_error("no event matches '%s'", ls.glob);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

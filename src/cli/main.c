@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sonde's entry point: a table of subcommands, each a thin file over the
+ * library.  This is the only place that turns errors into exit codes, and
+ * it checks that stdout really flushed (a full disk or a closed pipe must
+ * not pass for success).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sonde/log.h>
+#include <sonde/tracefs.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct cli *cli);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"stat", cmd_stat, "count events of a command, processes or the whole system"},
+	{"list", cmd_list, "list the events this machine can count and sample"},
+	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: sonde [--version] [--help] COMMAND [ARGS]\n\n"
+		     "sonde is a profiler and tracer for Linux.  Commands:\n\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "   %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nRun 'sonde COMMAND --help' for a command's options.\n");
+}
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "sonde: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Run 'sonde %s --help' for usage.\n", cmd);
+	return EXIT_USAGE;
+}
+
+const struct sonde_roots *cli_roots(struct cli *cli)
+{
+	if (!cli->roots_ready) {
+		cli->roots.sysfs = "/sys";
+		cli->roots.tracefs = NULL;
+		if (sonde_tracefs_find("/proc/mounts", cli->tracefs, sizeof(cli->tracefs), true) == 0)
+			cli->roots.tracefs = cli->tracefs;
+		cli->roots_ready = true;
+	}
+	return &cli->roots;
+}
+
+static void log_to_stderr(enum sonde_log_level level, const char *msg, void *data)
+{
+	int verbose = *(int *)data;
+
+	if (level == SONDE_LOG_DEBUG && !verbose)
+		return;
+	fprintf(stderr, "sonde: %s%s\n", level <= SONDE_LOG_WARN ? "warning: " : "", msg);
+}
+
+int main(int argc, char **argv)
+{
+	static int verbose;
+	static char help_flag[] = "--help";
+	char *help_argv[3] = {NULL, help_flag, NULL};
+	struct cli cli = {0};
+	int ret = EXIT_USAGE;
+
+	sonde_log_set(log_to_stderr, &verbose);
+	verbose = getenv("SONDE_DEBUG") != NULL;
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			help_argv[0] = argv[2];
+			argv = help_argv;
+			argc = 2;
+			goto dispatch;
+		}
+		usage(stdout);
+		ret = EXIT_OK;
+		goto out;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("sonde %s\n", SONDE_VERSION);
+		ret = EXIT_OK;
+		goto out;
+	}
+	argv++;
+	argc--;
+dispatch:
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[0], commands[i].name)) {
+			ret = commands[i].fn(argc, argv, &cli);
+			goto out;
+		}
+	}
+	cli_error("'%s' is not a sonde command", argv[0]);
+	usage(stderr);
+	return EXIT_USAGE;
+out:
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "sonde: error writing output: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	return ret;
+}
