@@ -1,0 +1,56 @@
+"""Shared fixtures for sonde's integration tests.
+
+They run the built binaries against this machine's real kernel, so they
+need root (tracepoints, -a) and a build directory (SONDE_BUILD, default
+build/ at the top of the tree).
+"""
+import os
+import subprocess
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("SONDE_BUILD", os.path.join(TOP, "build"))
+
+
+def sonde_path():
+    return os.path.join(BUILD, "src", "cli", "sonde")
+
+
+def workload(name):
+    """Path of a built test workload from tests/workloads."""
+    return os.path.join(BUILD, "tests", "workloads", name)
+
+
+def run(argv, check=True, **kw):
+    """Runs a command, capturing text output; fails the test on a bad exit when check."""
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 120)
+    p = subprocess.run(argv, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(
+            f"{argv} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def sonde(*args, check=True, **kw):
+    return run([sonde_path(), *args], check=check, **kw)
+
+
+def tracefs_root():
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, typ = line.split()[:3]
+            if typ == "tracefs":
+                return mnt
+    os.makedirs("/sys/kernel/tracing", exist_ok=True)
+    subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], check=True)
+    return "/sys/kernel/tracing"
+
+
+@pytest.fixture(scope="session")
+def tracefs():
+    if os.geteuid() != 0:
+        pytest.fail("integration tests need root (tracepoints, system-wide counting)")
+    return tracefs_root()
