@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command a capture measures.  It is forked first and held at a gate
+ * so that counters can be attached to its pid with enable_on_exec: they
+ * then count from exec on, not sonde's own fork and setup.
+ */
+#ifndef SONDE_WORKLOAD_H
+#define SONDE_WORKLOAD_H
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct sonde_workload {
+	pid_t pid;   /* the child, or -1 */
+	int go_fd;   /* write end of the gate */
+	int err_fd;  /* read end: the child's exec errno, EOF when exec worked */
+};
+
+/**
+ * sonde_workload_prepare() - fork @argv and hold it before exec
+ *
+ * The child gets the default disposition for every signal and an empty
+ * signal mask, whatever the parent set.
+ * Return: 0 or -errno.
+ */
+int sonde_workload_prepare(struct sonde_workload *w, char *const argv[]);
+
+/**
+ * sonde_workload_start() - let the child exec
+ * Return: 0 once exec succeeded, or the child's -errno from execvp (the
+ * child is reaped then).
+ */
+int sonde_workload_start(struct sonde_workload *w);
+
+/* Kills and reaps a prepared child that will not be started. */
+void sonde_workload_abort(struct sonde_workload *w);
+
+#endif

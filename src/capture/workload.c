@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Workload spawning with a gate, as perf does: fork, wait on a pipe, exec.
+ * A second close-on-exec pipe reports an exec failure back to the parent,
+ * so "command not found" is an error the caller can explain, not a child
+ * that silently exits 127.
+ */
+#include <sonde/workload.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void child(int go, int err, char *const argv[])
+{
+	sigset_t none;
+	char c;
+	int e;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	/* EOF without a byte means the parent gave up: don't run. */
+	if (read(go, &c, 1) != 1)
+		_exit(127);
+	close(go);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(err, &e, sizeof(e)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+int sonde_workload_prepare(struct sonde_workload *w, char *const argv[])
+{
+	int go[2], err[2];
+
+	w->pid = -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		close(go[0]);
+		close(go[1]);
+		return -e;
+	}
+	w->pid = fork();
+	if (w->pid < 0) {
+		int e = errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(err[0]);
+		close(err[1]);
+		return -e;
+	}
+	if (w->pid == 0) {
+		close(go[1]);
+		close(err[0]);
+		child(go[0], err[1], argv);
+	}
+	close(go[0]);
+	close(err[1]);
+	w->go_fd = go[1];
+	w->err_fd = err[0];
+	return 0;
+}
+
+int sonde_workload_start(struct sonde_workload *w)
+{
+	int child_errno = 0;
+	ssize_t r;
+
+	if (write(w->go_fd, "g", 1) != 1) {
+		int e = errno;
+
+		sonde_workload_abort(w);
+		return -e;
+	}
+	close(w->go_fd);
+	w->go_fd = -1;
+	do
+		r = read(w->err_fd, &child_errno, sizeof(child_errno));
+	while (r < 0 && errno == EINTR);
+	close(w->err_fd);
+	w->err_fd = -1;
+	if (r == (ssize_t)sizeof(child_errno)) {
+		waitpid(w->pid, NULL, 0);
+		w->pid = -1;
+		return -child_errno;
+	}
+	return 0;
+}
+
+void sonde_workload_abort(struct sonde_workload *w)
+{
+	if (w->go_fd >= 0)
+		close(w->go_fd);
+	if (w->err_fd >= 0)
+		close(w->err_fd);
+	w->go_fd = w->err_fd = -1;
+	if (w->pid > 0) {
+		kill(w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0);
+		w->pid = -1;
+	}
+}
