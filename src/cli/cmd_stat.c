@@ -10,6 +10,7 @@
  * ours; Ctrl-C is forwarded to it, and the counts so far are printed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <getopt.h>
 #include <poll.h>
@@ -97,8 +98,10 @@ static int parse_ids(const char *cmd, const char *arg, pid_t **out, size_t *n)
 		pid_t *nv;
 
 		if (*end || v <= 0) {
+			int r = cli_usage_error(cmd, "'%s' is not a process or thread id", tok);
+
 			free(copy);
-			return cli_usage_error(cmd, "'%s' is not a process or thread id", tok);
+			return r;
 		}
 		nv = realloc(*out, (*n + 1) * sizeof(**out));
 		if (!nv) {
@@ -244,9 +247,17 @@ static void print_interval(struct stat_opts *o, struct sonde_counters *cs, uint6
 	free(rows);
 }
 
-static int pidfd_open_(pid_t pid)
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A pidfd that polls readable when the process (or, for a thread, the
+ * thread: PIDFD_THREAD, Linux 6.9) exits. */
+static int pidfd_open_(pid_t pid, bool thread)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
+	int fd = thread ? (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD) : -1;
+
+	return fd >= 0 ? fd : (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
@@ -312,7 +323,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		goto close;
 	}
 	if (wl.pid > 0) {
-		pidfds[npidfds++] = pidfd_open_(wl.pid);
+		pidfds[npidfds++] = pidfd_open_(wl.pid, false);
 		if (t.cpus)
 			sonde_counters_enable(&cs);
 		t0 = now_ns();
@@ -324,7 +335,13 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		}
 	} else {
 		for (size_t i = 0; i < o->npids && npidfds < 64; i++) {
-			int fd = pidfd_open_(o->pids[i]);
+			int fd = pidfd_open_(o->pids[i], false);
+
+			if (fd >= 0)
+				pidfds[npidfds++] = fd;
+		}
+		for (size_t i = 0; i < o->ntids && npidfds < 64; i++) {
+			int fd = pidfd_open_(o->tids[i], true);
 
 			if (fd >= 0)
 				pidfds[npidfds++] = fd;
