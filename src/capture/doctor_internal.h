@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the doctor_*.c files share and nothing else sees: the hook
+ * dispatch (real system call unless a test installed a fake) and small
+ * readers of the path roots.
+ */
+#ifndef SONDE_DOCTOR_INTERNAL_H
+#define SONDE_DOCTOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <sonde/doctor.h>
+
+/* Hooks, falling back to the real calls. */
+int doctor_perf_probe(const struct sonde_doctor_config *cfg, const struct perf_event_attr *attr);
+int doctor_bpf_probe(const struct sonde_doctor_config *cfg);
+int doctor_write(const struct sonde_doctor_config *cfg, const char *path, const char *text);
+
+/* Reads "ROOT/REL" as a signed integer (sysctls can be -1).  Return: 0 or -errno. */
+int doctor_read_int(const char *root, const char *rel, long *val);
+/* Whether "ROOT/REL" exists. */
+bool doctor_exists(const char *root, const char *rel);
+
+/* Adds a check with printf-formatted detail; fix may be NULL.  Return: 0 or -ENOMEM. */
+int doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
+	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Whether this process has capability @cap in its effective set (procfs/self/status). */
+bool doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap);
+
+/* Capability numbers, from linux/capability.h (kept here: older headers lack the new ones). */
+enum {
+	DOCTOR_CAP_SYS_ADMIN = 21,
+	DOCTOR_CAP_SYSLOG = 34,
+	DOCTOR_CAP_PERFMON = 38,
+	DOCTOR_CAP_BPF = 39,
+};
+
+#endif
