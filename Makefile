@@ -20,7 +20,7 @@ build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 demo: deps build
-	$(SONDE) stat -- $(BUILD)/examples/demo
+	$(SONDE) stat -e task-clock,context-switches,page-faults,cycles,syscalls:sys_enter_write -- $(BUILD)/examples/demo
 
 check: deps build
 	$(MAKE) unit integration asan fuzz
