@@ -7,7 +7,7 @@
  *   armv8_pmuv3_0/l1d_cache_refill/ named PMU events (sysfs events/)
  *   sched:sched_wake*              tracepoints, with globs
  *   mem:0x1000:rw                  breakpoints
- *   {cycles,instructions}:k        groups, modifiers u k h G H p
+ *   {cycles,instructions}:k        groups, modifiers u k h G H p I D e
  *   cpu-clock/period=10000/        per-event terms period= freq= name=
  *
  * The result is a list of events, each with its perf_event_attr filled in
@@ -47,6 +47,7 @@ enum sonde_event_kind {
 #define SONDE_EVF_PERIOD 0x1u /* /period=N/ given */
 #define SONDE_EVF_FREQ 0x2u   /* /freq=N/ given */
 #define SONDE_EVF_MODS 0x4u   /* a u/k/h modifier restricted the privilege levels */
+#define SONDE_EVF_GH 0x8u     /* a G/H modifier chose guest/host (perf's exclude_GH) */
 
 struct sonde_event {
 	char *name; /* owned by the list: display name, as perf prints it */

@@ -112,34 +112,54 @@ static size_t match_alias(const char *s, const char *const *names, size_t nnames
 	return best;
 }
 
+/*
+ * CACHE[-X[-Y]] where X and Y are an operation and a result in either
+ * order, as perf reads them: the operation defaults to load and the result
+ * to refs, so "L1-dcache-misses" is L1-dcache-load-misses.  Like perf,
+ * operations a cache does not have (iTLB-stores) are refused.
+ */
 bool sonde_cache_event_parse(const char *name, uint64_t *config)
 {
 	for (unsigned int c = 0; c < NCACHE; c++) {
 		size_t n = match_alias(name, cache_names[c], 5);
 		const char *p = name + n;
+		int op = -1, res = -1;
 
-		if (!n || *p != '-')
+		if (!n)
 			continue;
-		p++;
-		for (unsigned int op = 0; op < NOP; op++) {
-			size_t m = match_alias(p, op_names[op], 4);
-			const char *q = p + m;
+		for (int part = 0; part < 2 && *p == '-'; part++) {
+			size_t m = 0;
 
-			if (!m)
-				continue;
-			if (*q == '\0') {
-				*config = c | op << 8;
-				return true;
+			if (!*++p) {
+				p--;
+				break;
 			}
-			for (unsigned int r = 0; r < NRESULT; r++) {
-				size_t k = match_alias(q + 1, result_names[r], 5);
-
-				if (k && q[1 + k] == '\0') {
-					*config = c | op << 8 | (uint64_t)r << 16;
-					return true;
-				}
+			if (op < 0) {
+				for (unsigned int o = 0; o < NOP && !m; o++)
+					if ((m = match_alias(p, op_names[o], 4)))
+						op = (int)o;
 			}
+			if (!m && res < 0) {
+				for (unsigned int r = 0; r < NRESULT && !m; r++)
+					if ((m = match_alias(p, result_names[r], 5)))
+						res = (int)r;
+			}
+			if (!m) {
+				p--; /* back on the '-', so the name is refused */
+				break;
+			}
+			p += m;
 		}
+		if (*p)
+			continue;
+		if (op < 0)
+			op = 0;
+		if (res < 0)
+			res = 0;
+		if (!(cache_ops[c] & (1u << op)))
+			continue;
+		*config = c | (uint64_t)op << 8 | (uint64_t)res << 16;
+		return true;
 	}
 	return false;
 }

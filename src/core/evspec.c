@@ -13,13 +13,17 @@
 #include <sonde/evspec.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <linux/hw_breakpoint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <sonde/fileio.h>
 #include <sonde/pmu.h>
 #include <sonde/tracepoint.h>
 
@@ -74,6 +78,8 @@ static struct sonde_event *evlist_append(struct sonde_evlist *l, const char *nam
 		return NULL;
 	e->kind = kind;
 	e->attr.size = sizeof(e->attr);
+	/* perf's event_attr_init(): not a guest-side perf, so count the host only. */
+	e->attr.exclude_guest = 1;
 	e->leader = (int)l->n;
 	l->n++;
 	return e;
@@ -99,50 +105,132 @@ static int fail(struct parse *ps, int err, const char *fmt, ...)
 	return sonde_errmsg_set(&ps->l->err, err, "event '%s': %s", ps->spec, msg);
 }
 
-/* Modifiers: u k h (privilege levels), G H (guest/host), p (precise, up to 3),
- * I (exclude idle), D (pinned). */
-static int apply_modifiers(struct parse *ps, struct sonde_event *e, const char *mods)
-{
-	bool u = false, k = false, h = false, G = false, H = false;
-	int p = 0;
+/*
+ * Modifiers, with perf's semantics (get_event_modifier() in perf's
+ * parse-events.c): the first of u/k/h excludes every privilege level and
+ * each letter then lets one back in; likewise the first G/H for guest and
+ * host.  'u' and 'p' also exclude the guest unless G/H was given.  For a
+ * group (@add) the group's modifiers start from each member's own state,
+ * so {cycles:u,instructions}:k counts cycles in user and kernel.  Letters
+ * may not repeat, except p (precise level, at most 3).
+ */
+#define MODIFIERS "ukhGHpIDe"
 
-	for (const char *c = mods; *c; c++) {
+struct mods {
+	bool eu, ek, eh, eH, eG, eI, gh, pinned, exclusive;
+	unsigned int precise;
+};
+
+static int parse_modifiers(struct parse *ps, const char *str, const struct sonde_event *from,
+			   struct mods *m)
+{
+	bool exclude;
+
+	for (const char *c = str; *c; c++) {
+		if (!strchr(MODIFIERS, *c))
+			return fail(ps, SONDE_E_PARSE,
+				    "unknown modifier '%c' in ':%s' (valid: u k h G H p I D e)", *c,
+				    str);
+		if (*c != 'p' && strchr(c + 1, *c))
+			return fail(ps, SONDE_E_PARSE, "modifier '%c' repeated in ':%s'", *c, str);
+	}
+	memset(m, 0, sizeof(*m));
+	if (from) {
+		m->eu = from->attr.exclude_user;
+		m->ek = from->attr.exclude_kernel;
+		m->eh = from->attr.exclude_hv;
+		m->eH = from->attr.exclude_host;
+		m->eG = from->attr.exclude_guest;
+		m->eI = from->attr.exclude_idle;
+		m->gh = from->flags & SONDE_EVF_GH;
+		m->precise = from->attr.precise_ip;
+		m->pinned = from->attr.pinned;
+		m->exclusive = from->attr.exclusive;
+	}
+	exclude = m->eu || m->ek || m->eh;
+	for (const char *c = str; *c; c++) {
 		switch (*c) {
-		case 'u': u = true; break;
-		case 'k': k = true; break;
-		case 'h': h = true; break;
-		case 'G': G = true; break;
-		case 'H': H = true; break;
-		case 'p': p++; break;
-		case 'I': e->attr.exclude_idle = 1; break;
-		case 'D': e->attr.pinned = 1; break;
-		default:
-			return fail(ps, SONDE_E_PARSE, "unknown modifier '%c' in ':%s' (valid: u k h G H p I D)",
-				    *c, mods);
+		case 'u':
+		case 'k':
+		case 'h':
+			if (!exclude)
+				exclude = m->eu = m->ek = m->eh = true;
+			if (*c == 'u') {
+				m->eu = false;
+				if (!m->gh)
+					m->eG = true;
+			}
+			if (*c == 'k')
+				m->ek = false;
+			if (*c == 'h')
+				m->eh = false;
+			break;
+		case 'G':
+		case 'H':
+			if (!m->gh)
+				m->gh = m->eG = m->eH = true;
+			if (*c == 'G')
+				m->eG = false;
+			else
+				m->eH = false;
+			break;
+		case 'p':
+			m->precise++;
+			/* Precise sampling requires exclude_guest. */
+			if (!m->gh)
+				m->eG = true;
+			break;
+		case 'I': m->eI = true; break;
+		case 'D': m->pinned = true; break;
+		case 'e': m->exclusive = true; break;
 		}
 	}
-	if (p > 3)
-		return fail(ps, SONDE_E_PARSE, "at most 3 'p' modifiers (precise level 0-3)");
-	if (u || k || h) {
-		e->attr.exclude_user = !u;
-		e->attr.exclude_kernel = !k;
-		e->attr.exclude_hv = !h;
-		e->flags |= SONDE_EVF_MODS;
-	}
-	if (G || H) {
-		e->attr.exclude_guest = !G;
-		e->attr.exclude_host = !H;
-	}
-	if (p)
-		e->attr.precise_ip = (unsigned int)p;
+	if (m->precise > 3)
+		return fail(ps, SONDE_E_PARSE, "at most 3 'p' modifiers (precise level 0-3) in ':%s'",
+			    str);
 	return 0;
+}
+
+static void set_modifiers(struct sonde_event *e, const struct mods *m, bool leader)
+{
+	e->attr.exclude_user = m->eu;
+	e->attr.exclude_kernel = m->ek;
+	e->attr.exclude_hv = m->eh;
+	e->attr.exclude_host = m->eH;
+	e->attr.exclude_guest = m->eG;
+	e->attr.exclude_idle = m->eI;
+	e->attr.precise_ip = m->precise;
+	e->flags &= ~(SONDE_EVF_MODS | SONDE_EVF_GH);
+	if (m->eu || m->ek || m->eh)
+		e->flags |= SONDE_EVF_MODS;
+	if (m->gh)
+		e->flags |= SONDE_EVF_GH;
+	/* Pinning and exclusivity are properties of a group, set on its leader. */
+	if (leader) {
+		e->attr.pinned = m->pinned;
+		e->attr.exclusive = m->exclusive;
+	}
+}
+
+/* Applies the modifiers written after one event (NULL or "" for none). */
+static int apply_modifiers(struct parse *ps, struct sonde_event *e, const char *mods)
+{
+	struct mods m;
+	int r;
+
+	if (!mods || !*mods)
+		return 0;
+	r = parse_modifiers(ps, mods, NULL, &m);
+	if (!r)
+		set_modifiers(e, &m, true);
+	return r;
 }
 
 static bool is_modifier_string(const char *s)
 {
 	if (!*s)
 		return false;
-	return strspn(s, "ukhGHpID") == strlen(s);
+	return strspn(s, MODIFIERS) == strlen(s);
 }
 
 /*
@@ -214,106 +302,197 @@ static int suggest_fail(struct parse *ps, const char *name, const char *what)
 		    name);
 }
 
-/* name/terms/ : a PMU with terms or a named event, or a generic event with terms. */
-static int parse_slashed(struct parse *ps, const char *item, const char *slash, const char *mods)
+/* A name that becomes part of a sysfs or tracefs path: not empty, no '/', no leading '.'. */
+static bool safe_name(const char *s)
 {
-	const char *end = strrchr(item, '/');
-	char head[128], terms[512], rest[512];
-	struct sonde_event *e;
-	uint32_t type;
-	int r;
-
-	if (end == slash || (size_t)(slash - item) >= sizeof(head) ||
-	    (size_t)(end - slash - 1) >= sizeof(terms))
-		return fail(ps, SONDE_E_PARSE, "'%s' needs a closing '/'", item);
-	memcpy(head, item, (size_t)(slash - item));
-	head[slash - item] = '\0';
-	memcpy(terms, slash + 1, (size_t)(end - slash - 1));
-	terms[end - slash - 1] = '\0';
-
-	/* Generic events accept the per-event terms: cpu-clock/period=1000/. */
-	const struct sonde_named_event *ne = sonde_named_event_find(head);
-	uint64_t cache_config;
-
-	if (ne || sonde_cache_event_parse(head, &cache_config)) {
-		e = evlist_append(ps->l, item, ne ? (ne->type == PERF_TYPE_HARDWARE ? SONDE_EV_HARDWARE
-										     : SONDE_EV_SOFTWARE)
-						  : SONDE_EV_CACHE);
-		if (!e)
-			return -ENOMEM;
-		e->attr.type = ne ? ne->type : PERF_TYPE_HW_CACHE;
-		e->attr.config = ne ? ne->config : cache_config;
-		r = apply_generic_terms(ps, e, terms, rest, sizeof(rest));
-		if (!r && rest[0])
-			r = fail(ps, SONDE_E_PARSE, "'%s' takes only period=, freq= and name= terms",
-				 head);
-		return r ? r : apply_modifiers(ps, e, mods);
-	}
-
-	if (sonde_pmu_type(ps->roots->sysfs, head, &type) < 0)
-		return suggest_fail(ps, head, "PMU");
-	e = evlist_append(ps->l, item, SONDE_EV_PMU);
-	if (!e)
-		return -ENOMEM;
-	e->attr.type = type;
-	r = apply_generic_terms(ps, e, terms, rest, sizeof(rest));
-	if (r)
-		return r;
-	/* A lone word that is not a format term names an event of the PMU. */
-	if (rest[0] && !strchr(rest, '=') && !strchr(rest, ',') &&
-	    !sonde_pmu_has_term(ps->roots->sysfs, head, rest)) {
-		char def[512], full[700];
-
-		if (sonde_pmu_event_terms(ps->roots->sysfs, head, rest, def, sizeof(def)) < 0) {
-			snprintf(full, sizeof(full), "%s/%s/", head, rest);
-			return suggest_fail(ps, full, "event");
-		}
-		snprintf(rest, sizeof(rest), "%s", def);
-	}
-	if (rest[0]) {
-		r = sonde_pmu_apply_terms(ps->roots->sysfs, head, rest, &e->attr, &ps->l->err);
-		if (r)
-			return fail(ps, r, "%s", ps->l->err.text);
-	}
-	return apply_modifiers(ps, e, mods);
+	return *s && *s != '.' && !strchr(s, '/');
 }
 
-/* mem:ADDR[/LEN][:rwx] */
+/* rNNNN: a raw hardware event code, hex digits only (as perf's lexer). */
+static bool parse_raw(const char *name, uint64_t *config)
+{
+	size_t n;
+
+	if (name[0] != 'r')
+		return false;
+	n = strspn(name + 1, "0123456789abcdefABCDEF");
+	if (!n || name[1 + n] || n > 16)
+		return false;
+	*config = strtoull(name + 1, NULL, 16);
+	return true;
+}
+
+/* The events that need no tree: named hw/sw events, cache events, raw codes. */
+static bool find_generic(const char *name, enum sonde_event_kind *kind, uint32_t *type,
+			 uint64_t *config)
+{
+	const struct sonde_named_event *ne = sonde_named_event_find(name);
+
+	if (ne) {
+		*kind = ne->type == PERF_TYPE_HARDWARE ? SONDE_EV_HARDWARE : SONDE_EV_SOFTWARE;
+		*type = ne->type;
+		*config = ne->config;
+		return true;
+	}
+	if (sonde_cache_event_parse(name, config)) {
+		*kind = SONDE_EV_CACHE;
+		*type = PERF_TYPE_HW_CACHE;
+		return true;
+	}
+	if (parse_raw(name, config)) {
+		*kind = SONDE_EV_RAW;
+		*type = PERF_TYPE_RAW;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Bare words among a PMU's terms that are not format terms name events of
+ * the PMU (sysfs events/NAME holds "event=0x3,umask=0x1"): their
+ * definitions take their place, so that later terms refine them, as in
+ * cpu/mem-loads,ldlat=30/.
+ */
+static int expand_pmu_events(struct parse *ps, const char *pmu, const char *terms, char *out,
+			     size_t len)
+{
+	char *copy = strdup(terms), *save = NULL, *tok;
+	size_t used = 0;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	out[0] = '\0';
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char def[512];
+		int n;
+
+		if (!strchr(tok, '=') && !sonde_pmu_has_term(ps->roots->sysfs, pmu, tok)) {
+			char full[600];
+
+			if (!safe_name(tok) ||
+			    sonde_pmu_event_terms(ps->roots->sysfs, pmu, tok, def, sizeof(def)) < 0) {
+				snprintf(full, sizeof(full), "%s/%s/", pmu, tok);
+				r = suggest_fail(ps, full, "event");
+				break;
+			}
+			tok = def;
+		}
+		n = snprintf(out + used, len - used, "%s%s", used ? "," : "", tok);
+		if (n < 0 || (size_t)n >= len - used) {
+			r = fail(ps, SONDE_E_LIMIT, "terms of %s too long", pmu);
+			break;
+		}
+		used += (size_t)n;
+	}
+	free(copy);
+	return r;
+}
+
+/*
+ * HEAD/terms/[:]mods : a generic event or raw code with per-event terms
+ * (cpu-clock/period=1000/), or a PMU with format terms and named events
+ * (armv8_pmuv3_0/l1d_cache_refill/, cpu/event=0x3c,umask=0/u).  The
+ * event's name is the whole item, as perf shows it.
+ */
+static int parse_slashed(struct parse *ps, const char *item, const char *slash, const char *end,
+			 const char *mods)
+{
+	char *head = strndup(item, (size_t)(slash - item));
+	char *terms = strndup(slash + 1, (size_t)(end - slash - 1));
+	char rest[1024], expanded[2048];
+	enum sonde_event_kind kind;
+	struct sonde_event *e;
+	uint32_t type;
+	uint64_t config;
+	int r;
+
+	if (!head || !terms) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (find_generic(head, &kind, &type, &config)) {
+		e = evlist_append(ps->l, item, kind);
+		r = -ENOMEM;
+		if (!e)
+			goto out;
+		e->attr.type = type;
+		e->attr.config = config;
+		r = apply_generic_terms(ps, e, terms, rest, sizeof(rest));
+		if (!r && rest[0])
+			r = fail(ps, SONDE_E_PARSE,
+				 "'%s' takes only period=, freq= and name= terms, not '%s'", head,
+				 rest);
+		if (!r)
+			r = apply_modifiers(ps, e, mods);
+		goto out;
+	}
+	if (!safe_name(head) || sonde_pmu_type(ps->roots->sysfs, head, &type) < 0) {
+		r = suggest_fail(ps, head, "PMU");
+		goto out;
+	}
+	e = evlist_append(ps->l, item, SONDE_EV_PMU);
+	r = -ENOMEM;
+	if (!e)
+		goto out;
+	e->attr.type = type;
+	r = apply_generic_terms(ps, e, terms, rest, sizeof(rest));
+	if (!r)
+		r = expand_pmu_events(ps, head, rest, expanded, sizeof(expanded));
+	if (!r && expanded[0]) {
+		r = sonde_pmu_apply_terms(ps->roots->sysfs, head, expanded, &e->attr, &ps->l->err);
+		if (r)
+			r = fail(ps, r, "%s", ps->l->err.text);
+	}
+	if (!r)
+		r = apply_modifiers(ps, e, mods);
+out:
+	free(head);
+	free(terms);
+	return r;
+}
+
+/* mem:ADDR[/LEN][:ACCESS][:MODIFIERS], ACCESS made of r, w and x (default rw). */
 static int parse_breakpoint(struct parse *ps, const char *item)
 {
-	const char *p = item + 4;
+	const char *p = item + 4, *mods = NULL;
 	char *end;
 	unsigned long long addr, len = 0;
 	unsigned int type = 0;
 	struct sonde_event *e;
 
+	if (!isxdigit((unsigned char)*p))
+		return fail(ps, SONDE_E_PARSE,
+			    "breakpoint '%s' needs an address (mem:ADDR[/LEN][:rwx])", item);
 	errno = 0;
 	addr = strtoull(p, &end, 0);
 	if (errno || end == p)
-		return fail(ps, SONDE_E_PARSE, "breakpoint '%s' needs an address (mem:ADDR[/LEN][:rwx])",
-			    item);
+		return fail(ps, SONDE_E_PARSE,
+			    "breakpoint '%s' needs an address (mem:ADDR[/LEN][:rwx])", item);
 	if (*end == '/') {
 		p = end + 1;
-		len = strtoull(p, &end, 0);
-		if (end == p || (len != 1 && len != 2 && len != 4 && len != 8))
-			return fail(ps, SONDE_E_PARSE, "breakpoint length must be 1, 2, 4 or 8");
+		errno = 0;
+		len = isdigit((unsigned char)*p) ? strtoull(p, &end, 0) : 0;
+		if (errno || (len != 1 && len != 2 && len != 4 && len != 8))
+			return fail(ps, SONDE_E_PARSE, "breakpoint length in '%s' must be 1, 2, 4 or 8",
+				    item);
 	}
-	if (*end == ':') {
-		for (p = end + 1; *p; p++) {
-			if (*p == 'r')
-				type |= HW_BREAKPOINT_R;
-			else if (*p == 'w')
-				type |= HW_BREAKPOINT_W;
-			else if (*p == 'x')
-				type |= HW_BREAKPOINT_X;
-			else
-				return fail(ps, SONDE_E_PARSE,
-					    "breakpoint access '%s' is not made of r, w and x", end + 1);
-		}
+	/* Access letters and modifier letters don't overlap, so ":u" is a modifier. */
+	if (*end == ':' && end[1] && strspn(end + 1, "rwx") == strcspn(end + 1, ":")) {
+		for (p = end + 1; *p && *p != ':'; p++)
+			type |= *p == 'r' ? HW_BREAKPOINT_R : *p == 'w' ? HW_BREAKPOINT_W
+								 : HW_BREAKPOINT_X;
 		end = (char *)p;
 	}
-	if (*end)
+	if (*end == ':') {
+		mods = end + 1;
+		if (*mods && !is_modifier_string(mods))
+			return fail(ps, SONDE_E_PARSE,
+				    "breakpoint '%s': '%s' is neither an access (r, w, x) nor modifiers",
+				    item, mods);
+	} else if (*end) {
 		return fail(ps, SONDE_E_PARSE, "trailing '%s' in breakpoint '%s'", end, item);
+	}
 	if (!type)
 		type = HW_BREAKPOINT_RW;
 	if ((type & HW_BREAKPOINT_X) && (type & HW_BREAKPOINT_RW))
@@ -326,7 +505,7 @@ static int parse_breakpoint(struct parse *ps, const char *item)
 	e->attr.bp_addr = addr;
 	e->attr.bp_len = len ? len : (type & HW_BREAKPOINT_X) ? sizeof(long) : HW_BREAKPOINT_LEN_4;
 	e->attr.sample_period = 1;
-	return 0;
+	return apply_modifiers(ps, e, mods);
 }
 
 static bool has_glob(const char *s)
@@ -339,8 +518,11 @@ static int add_tracepoint(struct parse *ps, const char *sys, const char *ev, con
 	char name[512];
 	uint64_t id;
 	struct sonde_event *e;
-	int r = sonde_tracepoint_id(ps->roots->tracefs, sys, ev, &id);
+	int r;
 
+	if (!safe_name(sys) || !safe_name(ev))
+		return -ENOENT;
+	r = sonde_tracepoint_id(ps->roots->tracefs, sys, ev, &id);
 	if (r < 0)
 		return r;
 	snprintf(name, sizeof(name), "%s:%s", sys, ev);
@@ -354,24 +536,82 @@ static int add_tracepoint(struct parse *ps, const char *sys, const char *ev, con
 	e->attr.type = PERF_TYPE_TRACEPOINT;
 	e->attr.config = id;
 	e->attr.sample_period = 1;
-	return mods ? apply_modifiers(ps, e, mods) : 0;
+	return apply_modifiers(ps, e, mods);
+}
+
+/*
+ * Folders of @path in readdir order, not sorted: perf expands tracepoint
+ * globs in that order (tracefs lists the newest system or event first), and
+ * sonde's expansions must match perf's event for event.
+ */
+static int list_subdirs(const char *path, struct sonde_strlist *out)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (!r && (de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type != DT_DIR &&
+		    (de->d_type != DT_UNKNOWN || fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
+		     !S_ISDIR(st.st_mode)))
+			continue;
+		r = sonde_strlist_add(out, de->d_name);
+	}
+	closedir(d);
+	return r;
+}
+
+/* Expands one system's events matching @ev; events without an id (ftrace's
+ * internal formats) can't be opened and are skipped, as perf list does. */
+static int expand_events(struct parse *ps, const char *sys, const char *ev, const char *mods)
+{
+	struct sonde_strlist events;
+	char path[PATH_MAX];
+	int r = sonde_path(path, sizeof(path), "%s/events/%s", ps->roots->tracefs, sys);
+
+	sonde_strlist_init(&events);
+	if (!r)
+		r = list_subdirs(path, &events);
+	for (size_t j = 0; !r && j < events.n; j++) {
+		if (fnmatch(ev, events.v[j], 0))
+			continue;
+		r = add_tracepoint(ps, sys, events.v[j], mods);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	sonde_strlist_fini(&events);
+	return r;
 }
 
 /* system:event, either part possibly a glob. */
 static int parse_tracepoint(struct parse *ps, const char *item, const char *sys, const char *ev,
 			    const char *mods)
 {
-	struct sonde_strlist systems, events;
+	struct sonde_strlist systems;
+	char path[PATH_MAX];
 	size_t before = ps->l->n;
-	int r = 0;
+	int r;
 
+	if (!*sys || !*ev)
+		return fail(ps, SONDE_E_PARSE, "'%s' needs a system and an event (system:event)",
+			    item);
+	if (mods && *mods && !is_modifier_string(mods))
+		return fail(ps, SONDE_E_PARSE,
+			    "unknown modifier in ':%s' of '%s' (valid: u k h G H p I D e)", mods,
+			    item);
 	if (!ps->roots->tracefs)
 		return fail(ps, SONDE_E_NO_TRACEFS,
 			    "'%s' is a tracepoint but tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)",
 			    item);
 	if (!has_glob(sys) && !has_glob(ev)) {
 		r = add_tracepoint(ps, sys, ev, mods);
-		if (r == -ENOENT)
+		if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG)
 			return suggest_fail(ps, item, "tracepoint");
 		if (r < 0 && r > SONDE_E_FIRST_)
 			return fail(ps, r, "can't read the id of tracepoint %s: %s", item,
@@ -379,17 +619,12 @@ static int parse_tracepoint(struct parse *ps, const char *item, const char *sys,
 		return r;
 	}
 	sonde_strlist_init(&systems);
-	r = sonde_tracepoint_systems(ps->roots->tracefs, &systems);
-	for (size_t i = 0; !r && i < systems.n; i++) {
-		if (fnmatch(sys, systems.v[i], 0))
-			continue;
-		sonde_strlist_init(&events);
-		r = sonde_tracepoint_events(ps->roots->tracefs, systems.v[i], &events);
-		for (size_t j = 0; !r && j < events.n; j++)
-			if (!fnmatch(ev, events.v[j], 0))
-				r = add_tracepoint(ps, systems.v[i], events.v[j], mods);
-		sonde_strlist_fini(&events);
-	}
+	r = sonde_path(path, sizeof(path), "%s/events", ps->roots->tracefs);
+	if (!r)
+		r = list_subdirs(path, &systems);
+	for (size_t i = 0; !r && i < systems.n; i++)
+		if (!fnmatch(sys, systems.v[i], 0))
+			r = expand_events(ps, systems.v[i], ev, mods);
 	sonde_strlist_fini(&systems);
 	if (r < 0 && r > SONDE_E_FIRST_)
 		return fail(ps, r, "can't expand %s in tracefs: %s", item, sonde_strerror(r));
@@ -398,128 +633,94 @@ static int parse_tracepoint(struct parse *ps, const char *item, const char *sys,
 	return r;
 }
 
-/* rNNNN: a raw hardware event code in hex. */
-static bool parse_raw(const char *name, uint64_t *config)
-{
-	char *end;
-
-	if (name[0] != 'r' || !isxdigit((unsigned char)name[1]))
-		return false;
-	errno = 0;
-	*config = strtoull(name + 1, &end, 16);
-	return !errno && !*end;
-}
-
 static int parse_item(struct parse *ps, char *item)
 {
 	const char *slash = strchr(item, '/');
-	char *colon;
-	uint64_t config;
+	char *colon, *mods;
+	enum sonde_event_kind kind;
 	struct sonde_event *e;
-	const struct sonde_named_event *ne;
+	uint32_t type;
+	uint64_t config;
+	int r;
 
 	if (!*item)
 		return fail(ps, SONDE_E_PARSE, "empty event name");
 	if (!strncmp(item, "mem:", 4))
 		return parse_breakpoint(ps, item);
 	if (slash) {
-		char *end = strrchr(item, '/');
-		const char *mods = end + 1;
+		const char *end = strrchr(item, '/');
 
+		mods = (char *)end + 1;
+		if (end == slash)
+			return fail(ps, SONDE_E_PARSE, "'%s' needs a closing '/'", item);
 		if (*mods == ':')
 			mods++;
 		if (*mods && !is_modifier_string(mods))
-			return fail(ps, SONDE_E_PARSE, "unexpected '%s' after '%s'", mods, item);
-		char save = end[1];
-
-		end[1] = '\0';
-		int r = parse_slashed(ps, item, slash, mods);
-
-		end[1] = save;
-		return r;
+			return fail(ps, SONDE_E_PARSE, "unexpected '%s' after '%.*s'", mods,
+				    (int)(end + 1 - item), item);
+		return parse_slashed(ps, item, slash, end, mods);
 	}
 	colon = strchr(item, ':');
-	if (colon) {
-		*colon = '\0';
-		/* A generic event followed by modifiers, or a tracepoint. */
-		ne = sonde_named_event_find(item);
-		bool cache = !ne && sonde_cache_event_parse(item, &config);
-		bool raw = !ne && !cache && parse_raw(item, &config);
-
-		*colon = ':';
-		if (!ne && !cache && !raw) {
-			char *mods = strchr(colon + 1, ':');
-			int r;
-
-			if (mods)
-				*mods = '\0';
-			*colon = '\0';
-			r = parse_tracepoint(ps, item, item, colon + 1,
-					     mods ? mods + 1 : NULL);
-			*colon = ':';
-			if (mods)
-				*mods = ':';
-			return r;
-		}
-	}
 	if (colon)
 		*colon = '\0';
-	ne = sonde_named_event_find(item);
-	if (ne) {
+	if (find_generic(item, &kind, &type, &config)) {
 		if (colon)
 			*colon = ':';
-		e = evlist_append(ps->l, item, ne->type == PERF_TYPE_HARDWARE ? SONDE_EV_HARDWARE
-									 : SONDE_EV_SOFTWARE);
+		e = evlist_append(ps->l, item, kind);
 		if (!e)
 			return -ENOMEM;
-		e->attr.type = ne->type;
-		e->attr.config = ne->config;
-	} else if (sonde_cache_event_parse(item, &config)) {
-		if (colon)
-			*colon = ':';
-		e = evlist_append(ps->l, item, SONDE_EV_CACHE);
-		if (!e)
-			return -ENOMEM;
-		e->attr.type = PERF_TYPE_HW_CACHE;
+		e->attr.type = type;
 		e->attr.config = config;
-	} else if (parse_raw(item, &config)) {
-		if (colon)
-			*colon = ':';
-		e = evlist_append(ps->l, item, SONDE_EV_RAW);
-		if (!e)
-			return -ENOMEM;
-		e->attr.type = PERF_TYPE_RAW;
-		e->attr.config = config;
-	} else {
-		int r = suggest_fail(ps, item, "event");
-
-		if (colon)
-			*colon = ':';
-		return r;
+		return apply_modifiers(ps, e, colon ? colon + 1 : NULL);
 	}
-	return colon ? apply_modifiers(ps, e, colon + 1) : 0;
+	if (!colon)
+		return suggest_fail(ps, item, "event");
+	/* system:event[:modifiers]; messages name "system:event". */
+	char *sys = strndup(item, (size_t)(colon - item));
+
+	if (!sys)
+		return -ENOMEM;
+	*colon = ':';
+	mods = strchr(colon + 1, ':');
+	if (mods)
+		*mods = '\0';
+	r = parse_tracepoint(ps, item, sys, colon + 1, mods ? mods + 1 : NULL);
+	free(sys);
+	return r;
 }
 
-/* Splits @s at top-level commas: not inside { } nor inside a PMU's /terms/. */
+/*
+ * Splits @s at top-level commas: not inside { } nor inside a PMU's /terms/.
+ * A breakpoint's mem:ADDR/LEN has a single '/', so slashes count as term
+ * delimiters only outside mem: items (@sub is the start of the current item,
+ * inside groups too).
+ */
 static int split_items(struct parse *ps, char *s, int (*fn)(struct parse *, char *, void *),
 		       void *arg)
 {
-	char *start = s;
+	char *start = s, *sub = s;
 	int depth = 0;
 	bool in_terms = false;
 
 	for (char *p = s;; p++) {
-		if (*p == '{')
+		if (*p == '{' && !in_terms) {
 			depth++;
-		else if (*p == '}') {
+			sub = p + 1;
+		} else if (*p == '}' && !in_terms) {
 			if (--depth < 0)
 				return fail(ps, SONDE_E_PARSE, "unmatched '}'");
-		} else if (*p == '/' && strncmp(start, "mem:", 4))
-			in_terms = !in_terms;
-		else if ((*p == ',' && !depth && !in_terms) || !*p) {
+		} else if (*p == '/') {
+			while (*sub == ' ')
+				sub++;
+			if (strncmp(sub, "mem:", 4))
+				in_terms = !in_terms;
+		} else if ((*p == ',' && !in_terms) || !*p) {
 			bool last = !*p;
 			int r;
 
+			sub = p + 1;
+			if (depth && !last)
+				continue;
 			if (depth)
 				return fail(ps, SONDE_E_PARSE, "unmatched '{'");
 			*p = '\0';
@@ -544,10 +745,12 @@ static int parse_member(struct parse *ps, char *item, void *arg)
 	return parse_item(ps, item);
 }
 
+/* An item at the top: an event, or a {group}:mods whose modifiers add to each member's own. */
 static int parse_top(struct parse *ps, char *item, void *arg)
 {
 	char *close, *mods = NULL;
 	size_t first = ps->l->n;
+	struct mods m;
 	int r;
 
 	(void)arg;
@@ -560,18 +763,24 @@ static int parse_top(struct parse *ps, char *item, void *arg)
 		mods = close + 2;
 	else if (close[1])
 		return fail(ps, SONDE_E_PARSE, "unexpected '%s' after a group", close + 1);
+	if (mods && *mods && (r = parse_modifiers(ps, mods, NULL, &m)))
+		return r;
 	*close = '\0';
 	r = split_items(ps, item + 1, parse_member, NULL);
+	*close = '}';
 	if (r)
 		return r;
 	if (ps->l->n == first)
 		return fail(ps, SONDE_E_PARSE, "empty group");
 	for (size_t i = first; i < ps->l->n; i++) {
-		ps->l->events[i].leader = (int)first;
-		if (mods) {
-			r = apply_modifiers(ps, &ps->l->events[i], mods);
+		struct sonde_event *e = &ps->l->events[i];
+
+		e->leader = (int)first;
+		if (mods && *mods) {
+			r = parse_modifiers(ps, mods, e, &m);
 			if (r)
 				return r;
+			set_modifiers(e, &m, i == first);
 		}
 	}
 	ps->l->ngroups++;
@@ -582,16 +791,19 @@ int sonde_evlist_parse(struct sonde_evlist *l, const char *spec, const struct so
 {
 	struct parse ps = {.l = l, .roots = roots, .spec = spec};
 	size_t before = l->n;
+	int ngroups = l->ngroups;
 	char *copy = strdup(spec);
 	int r;
 
 	if (!copy)
-		return -ENOMEM;
+		return sonde_errmsg_set(&l->err, -ENOMEM, "event '%s': out of memory", spec);
 	r = split_items(&ps, copy, parse_top, NULL);
 	free(copy);
 	if (r == -ENOMEM)
 		sonde_errmsg_set(&l->err, r, "event '%s': out of memory", spec);
-	if (r)
+	if (r) {
 		evlist_truncate(l, before);
+		l->ngroups = ngroups;
+	}
 	return r;
 }

@@ -50,10 +50,20 @@ int sonde_pmu_event_names(const char *sysfs, const char *pmu, struct sonde_strli
 		return r;
 	sonde_strlist_init(&all);
 	r = sonde_list_dir(path, false, &all);
-	/* .scale/.unit/.per-pkg/.snapshot files describe an event; they are not events. */
-	for (size_t i = 0; r == 0 && i < all.n; i++)
-		if (!strchr(all.v[i], '.'))
+	/* NAME.scale, .unit, .per-pkg and .snapshot describe event NAME; they are not events. */
+	for (size_t i = 0; r == 0 && i < all.n; i++) {
+		static const char *const attrs[] = {".scale", ".unit", ".per-pkg", ".snapshot"};
+		size_t n = strlen(all.v[i]);
+		bool attr = false;
+
+		for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
+			size_t m = strlen(attrs[a]);
+
+			attr |= n > m && !strcmp(all.v[i] + n - m, attrs[a]);
+		}
+		if (!attr)
 			r = sonde_strlist_add(out, all.v[i]);
+	}
 	sonde_strlist_fini(&all);
 	return r;
 }
@@ -146,10 +156,14 @@ static int apply_format(const char *fmt, uint64_t val, struct perf_event_attr *a
 			else
 				*dst &= ~(1ull << b);
 		}
-		p = *end == ',' ? end + 1 : end;
 		if (*end && *end != ',')
-			break;
+			return sonde_errmsg_set(err, SONDE_E_FORMAT, "format of term '%s' is '%s'",
+						term, fmt);
+		p = *end == ',' ? end + 1 : end;
 	}
+	if (!used)
+		return sonde_errmsg_set(err, SONDE_E_FORMAT, "format of term '%s' is '%s'", term,
+					fmt);
 	if (used < 64 && (val >> used))
 		return sonde_errmsg_set(err, -ERANGE, "value 0x%llx too big for term '%s' (%u bits)",
 					(unsigned long long)val, term, used);
@@ -166,7 +180,8 @@ static int apply_term(const char *sysfs, const char *pmu, const char *term, cons
 	if (value) {
 		char *end;
 
-		/* "?" marks a parameter the user must give; perf requires it too. */
+		/* "?" marks a parameter the user must give; perf requires it too.
+		 * A later term of the same name gives it (see sonde_pmu_apply_terms). */
 		if (!strcmp(value, "?"))
 			return sonde_errmsg_set(err, SONDE_E_PARSE,
 						"term '%s' of %s needs a value (%s=N)", term, pmu,
@@ -208,6 +223,21 @@ static int apply_term(const char *sysfs, const char *pmu, const char *term, cons
 	return apply_format(fmt, val, attr, term, err);
 }
 
+/* True when the terms still to come (@rest, strtok_r's remainder) set @term. */
+static bool given_later(const char *rest, const char *term)
+{
+	size_t n = strlen(term);
+
+	for (const char *p = rest; p && *p;) {
+		while (*p == ' ' || *p == '\n' || *p == ',')
+			p++;
+		if (!strncmp(p, term, n) && (p[n] == '=' || p[n] == ',' || !p[n]))
+			return true;
+		p = strchr(p, ',');
+	}
+	return false;
+}
+
 int sonde_pmu_apply_terms(const char *sysfs, const char *pmu, const char *terms,
 			  struct perf_event_attr *attr, struct sonde_errmsg *err)
 {
@@ -225,6 +255,8 @@ int sonde_pmu_apply_terms(const char *sysfs, const char *pmu, const char *terms,
 			continue;
 		if (eq)
 			*eq = '\0';
+		if (eq && !strcmp(eq + 1, "?") && given_later(save, tok))
+			continue;
 		r = apply_term(sysfs, pmu, tok, eq ? eq + 1 : NULL, attr, err);
 	}
 	free(copy);
