@@ -29,8 +29,8 @@ enum sonde_doctor_status {
 };
 
 struct sonde_doctor_check {
-	char id[64];	  /* stable key: "hw_pmu", "tracer.blk", "config.CONFIG_KPROBES" */
-	char title[96];	  /* for people */
+	char id[64];	/* stable key: "hw_pmu", "tracer.blk", "config.CONFIG_KPROBES" */
+	char title[96]; /* for people */
 	enum sonde_doctor_status status;
 	char detail[384]; /* the measured fact: "perf_event_open(cycles): ENOENT" */
 	char fix[384];	  /* what to do about it, or "" */

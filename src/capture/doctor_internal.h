@@ -25,7 +25,7 @@ bool doctor_exists(const char *root, const char *rel);
 /* Adds a check with printf-formatted detail; fix may be NULL.  Return: 0 or -ENOMEM. */
 int doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
 	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
+    __attribute__((format(printf, 6, 7)));
 
 /* Whether this process has capability @cap in its effective set (procfs/self/status). */
 bool doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap);

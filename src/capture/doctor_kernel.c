@@ -24,9 +24,9 @@
 #include "doctor_internal.h"
 
 static const char *const config_options[] = {
-	"CONFIG_KPROBES",	   "CONFIG_UPROBE_EVENTS",	   "CONFIG_MODULES",
-	"CONFIG_FUNCTION_TRACER",  "CONFIG_FUNCTION_GRAPH_TRACER", "CONFIG_BLK_DEV_IO_TRACE",
-	"CONFIG_BPF_SYSCALL",	   "CONFIG_DEBUG_INFO_BTF",
+    "CONFIG_KPROBES",	      "CONFIG_UPROBE_EVENTS",	      "CONFIG_MODULES",
+    "CONFIG_FUNCTION_TRACER", "CONFIG_FUNCTION_GRAPH_TRACER", "CONFIG_BLK_DEV_IO_TRACE",
+    "CONFIG_BPF_SYSCALL",     "CONFIG_DEBUG_INFO_BTF",
 };
 
 static int check_modules(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
@@ -137,8 +137,8 @@ static int read_gzip(const char *path, char **out)
 }
 
 /* Finds the config; @where receives its path.  Return: 0 with *text new, or -ENOENT. */
-static int load_config(const struct sonde_doctor_config *cfg, char **text, char *where,
-		       size_t len, char *tried, size_t tlen)
+static int load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
+		       char *tried, size_t tlen)
 {
 	struct utsname u;
 	const char *release = cfg->release;
@@ -185,14 +185,14 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 	int r = load_config(cfg, &text, where, sizeof(where), tried, sizeof(tried));
 
 	if (r < 0)
-		return doctor_add(rep, "kernel_config", "kernel config", SONDE_DOCTOR_WARN,
-				  "build with CONFIG_IKCONFIG_PROC=y for /proc/config.gz, or install "
-				  "the kernel's config as /boot/config-$(uname -r)",
-				  "kernel config not found (tried %s)", tried);
+		return doctor_add(
+		    rep, "kernel_config", "kernel config", SONDE_DOCTOR_WARN,
+		    "build with CONFIG_IKCONFIG_PROC=y for /proc/config.gz, or install "
+		    "the kernel's config as /boot/config-$(uname -r)",
+		    "kernel config not found (tried %s)", tried);
 	r = doctor_add(rep, "kernel_config", "kernel config", SONDE_DOCTOR_OK, NULL, "read %s",
 		       where);
-	for (size_t i = 0; r == 0 && i < sizeof(config_options) / sizeof(config_options[0]);
-	     i++) {
+	for (size_t i = 0; r == 0 && i < sizeof(config_options) / sizeof(config_options[0]); i++) {
 		const char *opt = config_options[i];
 		char id[64], fix[96], val[64];
 		const char *v = config_value(text, opt, val, sizeof(val));
@@ -204,7 +204,8 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 			r = doctor_add(rep, id, opt, SONDE_DOCTOR_OK, NULL, "%s=%s", opt, v);
 		else
 			r = doctor_add(rep, id, opt, SONDE_DOCTOR_UNAVAILABLE, fix, "%s %s", opt,
-				       v ? "is not set" : "is absent (its dependencies are not set)");
+				       v ? "is not set"
+					 : "is absent (its dependencies are not set)");
 	}
 	free(text);
 	return r;

@@ -59,9 +59,9 @@ static int check_paranoid(const struct sonde_doctor_config *cfg, struct sonde_do
 				  "%s/" PARANOID ": %s: the kernel has no perf events", cfg->procfs,
 				  strerror(-r));
 	if (priv || v <= 1)
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "%ld (%s)%s", v,
-				  paranoid_meaning(v),
-				  priv && v > -1 ? "; this process has CAP_PERFMON: not limited" : "");
+		return doctor_add(
+		    rep, id, title, SONDE_DOCTOR_OK, NULL, "%ld (%s)%s", v, paranoid_meaning(v),
+		    priv && v > -1 ? "; this process has CAP_PERFMON: not limited" : "");
 	return doctor_add(rep, id, title, v >= 3 ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_WARN,
 			  "run as root or grant CAP_PERFMON, or: sysctl -w "
 			  "kernel.perf_event_paranoid=1 (kernel profiling) or -1 (everything)",
@@ -119,8 +119,8 @@ static int check_kptr(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	if (vis < 0)
 		return doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_KALLSYMS=y",
-				  "%s/kallsyms: %s: kernel samples can't be symbolized", cfg->procfs,
-				  strerror(-vis));
+				  "%s/kallsyms: %s: kernel samples can't be symbolized",
+				  cfg->procfs, strerror(-vis));
 	if (vis)
 		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 				  "kernel.kptr_restrict = %ld; /proc/kallsyms shows addresses", v);
@@ -135,10 +135,10 @@ static int check_caps(const struct sonde_doctor_config *cfg, struct sonde_doctor
 		unsigned int cap;
 		const char *name;
 	} caps[] = {
-		{DOCTOR_CAP_PERFMON, "CAP_PERFMON"},
-		{DOCTOR_CAP_BPF, "CAP_BPF"},
-		{DOCTOR_CAP_SYSLOG, "CAP_SYSLOG"},
-		{DOCTOR_CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
+	    {DOCTOR_CAP_PERFMON, "CAP_PERFMON"},
+	    {DOCTOR_CAP_BPF, "CAP_BPF"},
+	    {DOCTOR_CAP_SYSLOG, "CAP_SYSLOG"},
+	    {DOCTOR_CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
 	};
 	char have[128] = "", lack[128] = "";
 
@@ -373,8 +373,9 @@ const char *sonde_doctor_explain_open_error_at(const struct sonde_doctor_config 
 		snprintf(why, sizeof(why),
 			 "no tracepoint with this id in this kernel: see 'sonde list tracepoint'");
 	} else if (err == -ENOENT || err == -EOPNOTSUPP) {
-		snprintf(why, sizeof(why), "this PMU does not support the event (or its "
-					   "modifiers) on this CPU: see 'sonde list'");
+		snprintf(why, sizeof(why),
+			 "this PMU does not support the event (or its "
+			 "modifiers) on this CPU: see 'sonde list'");
 	} else if (err == -EACCES || err == -EPERM) {
 		explain_access(cfg, attr, why, sizeof(why));
 	} else if (err == -EBUSY) {
@@ -392,13 +393,14 @@ const char *sonde_doctor_explain_open_error_at(const struct sonde_doctor_config 
 			 "this CPU can't give precise samples of this event: drop the :p modifier");
 	} else if (err == -EINVAL && attr->freq &&
 		   doctor_read_int(cfg->procfs, "sys/kernel/perf_event_max_sample_rate", &rate) ==
-			   0 &&
+		       0 &&
 		   attr->sample_freq > (unsigned long long)rate) {
-		snprintf(why, sizeof(why),
-			 "frequency %llu Hz is above kernel.perf_event_max_sample_rate (%ld): lower "
-			 "-F, or sysctl -w kernel.perf_event_max_sample_rate=%llu",
-			 (unsigned long long)attr->sample_freq, rate,
-			 (unsigned long long)attr->sample_freq);
+		snprintf(
+		    why, sizeof(why),
+		    "frequency %llu Hz is above kernel.perf_event_max_sample_rate (%ld): lower "
+		    "-F, or sysctl -w kernel.perf_event_max_sample_rate=%llu",
+		    (unsigned long long)attr->sample_freq, rate,
+		    (unsigned long long)attr->sample_freq);
 	} else if (err == -E2BIG) {
 		snprintf(why, sizeof(why),
 			 "the kernel is older than sonde's perf_event_attr and rejects its size");

@@ -46,10 +46,11 @@ static int check_mounts(const struct sonde_doctor_config *cfg, struct sonde_doct
 	find_mount(cfg->mounts, "tracefs", tfs, sizeof(tfs));
 	find_mount(cfg->mounts, "debugfs", dfs, sizeof(dfs));
 	if (cfg->tracefs && cfg->tracefs_mounted_by_caller)
-		r = doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_WARN,
-			       "mount it at boot: 'tracefs /sys/kernel/tracing tracefs defaults 0 0' "
-			       "in /etc/fstab (sonde mounts it itself when run as root)",
-			       "was not mounted; mounted at %s for these checks", cfg->tracefs);
+		r = doctor_add(
+		    rep, "tracefs", "tracefs", SONDE_DOCTOR_WARN,
+		    "mount it at boot: 'tracefs /sys/kernel/tracing tracefs defaults 0 0' "
+		    "in /etc/fstab (sonde mounts it itself when run as root)",
+		    "was not mounted; mounted at %s for these checks", cfg->tracefs);
 	else if (cfg->tracefs)
 		r = doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_OK, NULL, "mounted at %s%s",
 			       cfg->tracefs, tfs[0] ? "" : " (debugfs's tracing folder)");
@@ -70,9 +71,10 @@ static int check_mounts(const struct sonde_doctor_config *cfg, struct sonde_doct
 	if (cfg->tracefs)
 		return doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL,
 				  "not mounted (not needed: tracefs is)");
-	return doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_WARN,
-			  "mount -t debugfs none /sys/kernel/debug (old kernels keep tracing there)",
-			  "not mounted");
+	return doctor_add(
+	    rep, "debugfs", "debugfs", SONDE_DOCTOR_WARN,
+	    "mount -t debugfs none /sys/kernel/debug (old kernels keep tracing there)",
+	    "not mounted");
 }
 
 static int check_events(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
@@ -120,16 +122,16 @@ static int check_probe(const struct sonde_doctor_config *cfg, struct sonde_docto
 		return doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
 				  in_tracefs && pmu ? SONDE_DOCTOR_OK : SONDE_DOCTOR_WARN,
 				  in_tracefs || cfg->tracefs
-					  ? NULL
-					  : "mount -t tracefs nodev /sys/kernel/tracing",
+				      ? NULL
+				      : "mount -t tracefs nodev /sys/kernel/tracing",
 				  "%s: %s; %s PMU: %s", file,
-				  in_tracefs ? "present"
+				  in_tracefs	 ? "present"
 				  : cfg->tracefs ? "absent"
 						 : "tracefs not mounted",
 				  kind, pmu ? "present" : "absent");
 	return doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
-			  SONDE_DOCTOR_UNAVAILABLE, fix, "no %s in tracefs, no %s PMU in sysfs", file,
-			  kind);
+			  SONDE_DOCTOR_UNAVAILABLE, fix, "no %s in tracefs, no %s PMU in sysfs",
+			  file, kind);
 }
 
 int sonde_doctor_check_tracefs(const struct sonde_doctor_config *cfg,

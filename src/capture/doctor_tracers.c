@@ -15,6 +15,8 @@
  * Restoring must happen on every path, also when a signal arrives, so the
  * common termination signals are blocked from the instance's creation to
  * its removal; one that arrives meanwhile is delivered on unblocking.
+ * sigprocmask, not pthread_sigmask: the callers are single-threaded, and it
+ * needs no libpthread on the older C libraries the agent links with.
  */
 #include <sonde/doctor.h>
 
@@ -34,9 +36,9 @@
 
 /* What one tracer did, in the scratch instance and at the top level. */
 struct trial {
-	int inst;	/* 0, -errno, or 1: not tried */
+	int inst;	   /* 0, -errno, or 1: not tried */
 	bool inst_capable; /* listed in the instance's available_tracers (or unknown) */
-	int top;	/* 0, -errno, or 1: not tried */
+	int top;	   /* 0, -errno, or 1: not tried */
 	char why_not_top[96];
 };
 
@@ -44,9 +46,9 @@ struct trial {
 static const struct {
 	const char *name, *config;
 } known[] = {
-	{"function", "CONFIG_FUNCTION_TRACER=y"},
-	{"function_graph", "CONFIG_FUNCTION_GRAPH_TRACER=y"},
-	{"blk", "CONFIG_BLK_DEV_IO_TRACE=y"},
+    {"function", "CONFIG_FUNCTION_TRACER=y"},
+    {"function_graph", "CONFIG_FUNCTION_GRAPH_TRACER=y"},
+    {"blk", "CONFIG_BLK_DEV_IO_TRACE=y"},
 };
 
 int sonde_doctor_try_tracer(const struct sonde_doctor_config *cfg, const char *instance,
@@ -138,10 +140,10 @@ static int report_trial(struct sonde_doctor_report *rep, const char *t, const st
 		snprintf(summary, slen, "refused (%s)", en);
 		return doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
 				  err == -EPERM
-					  ? "the kernel refuses it even to root (lockdown, a security "
-					    "module or the hypervisor's policy): use trace events, "
-					    "uprobes or BPF instead"
-					  : "see the kernel's tracing/error_log",
+				      ? "the kernel refuses it even to root (lockdown, a security "
+					"module or the hypervisor's policy): use trace events, "
+					"uprobes or BPF instead"
+				      : "see the kernel's tracing/error_log",
 				  "listed but refused (%s): %s; top level: %s", en, inst,
 				  err_text(tr->top, e1, sizeof(e1)));
 	}
@@ -202,9 +204,10 @@ static int report_blk(const struct sonde_doctor_config *cfg, struct sonde_doctor
 				  "blk tracer: top-level instance only; block tracepoints: %s",
 				  events ? "present" : "absent");
 	return doctor_add(rep, id, title, events ? SONDE_DOCTOR_WARN : SONDE_DOCTOR_UNAVAILABLE,
-			  listed ? "see tracer.blk" : "build the kernel with CONFIG_BLK_DEV_IO_TRACE=y",
-			  "blk tracer: %s; block tracepoints: %s",
-			  listed ? summary : "not built", events ? "present" : "absent");
+			  listed ? "see tracer.blk"
+				 : "build the kernel with CONFIG_BLK_DEV_IO_TRACE=y",
+			  "blk tracer: %s; block tracepoints: %s", listed ? summary : "not built",
+			  events ? "present" : "absent");
 }
 
 int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
@@ -220,11 +223,12 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 		return doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
 				  "mount -t tracefs nodev /sys/kernel/tracing",
 				  "tracefs not mounted");
-	r = sonde_tracefs_instance_read(cfg->tracefs, NULL, "available_tracers", text, sizeof(text));
+	r = sonde_tracefs_instance_read(cfg->tracefs, NULL, "available_tracers", text,
+					sizeof(text));
 	if (r < 0)
 		return doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_FTRACE=y",
-				  "available_tracers: %s", strerror(-r));
+				  "build the kernel with CONFIG_FTRACE=y", "available_tracers: %s",
+				  strerror(-r));
 	sonde_strlist_init(&top);
 	sonde_strlist_init(&inst_list);
 	if (sonde_tracefs_split_words(text, &top) < 0 ||
@@ -257,9 +261,10 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 	if (made == 0) {
 		char list[1024];
 
-		have_inst_list = sonde_tracefs_instance_read(cfg->tracefs, inst, "available_tracers",
-							     list, sizeof(list)) >= 0 &&
-				 sonde_tracefs_split_words(list, &inst_list) == 0;
+		have_inst_list =
+		    sonde_tracefs_instance_read(cfg->tracefs, inst, "available_tracers", list,
+						sizeof(list)) >= 0 &&
+		    sonde_tracefs_split_words(list, &inst_list) == 0;
 		/* The scratch buffer need not fill while tracers come and go. */
 		sonde_tracefs_instance_write(cfg->tracefs, inst, "tracing_on", "0");
 	}
@@ -270,8 +275,7 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 
 		if (!strcmp(top.v[i], "nop"))
 			continue;
-		run_trial(cfg, made == 0 ? inst : NULL, &inst_list, have_inst_list, top.v[i],
-			  &tr);
+		run_trial(cfg, made == 0 ? inst : NULL, &inst_list, have_inst_list, top.v[i], &tr);
 		r = report_trial(rep, top.v[i], &tr, summary, sizeof(summary));
 		if (!strcmp(top.v[i], "blk"))
 			snprintf(blk, sizeof(blk), "%s", summary);
@@ -285,8 +289,9 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 			d = sonde_tracefs_instance_destroy(cfg->tracefs, inst);
 		}
 		if (d < 0 && r == 0)
-			r = doctor_add(rep, "scratch_instance", "scratch instance", SONDE_DOCTOR_FAIL,
-				       "rmdir it by hand", "instances/%s left behind: %s", inst,
+			r = doctor_add(rep, "scratch_instance", "scratch instance",
+				       SONDE_DOCTOR_FAIL, "rmdir it by hand",
+				       "instances/%s left behind: %s", inst,
 				       sonde_doctor_errno_name(d, en, sizeof(en)));
 	} else if (r == 0) {
 		r = doctor_add(rep, "scratch_instance", "scratch instance", SONDE_DOCTOR_WARN,

@@ -18,15 +18,15 @@
 #include "cli.h"
 
 static const char doctor_usage[] =
-	"usage: sonde doctor [--json] [--no-top-level]\n"
-	"\n"
-	"Checks what sonde can use on this machine (perf events, hardware PMUs,\n"
-	"tracefs, probes, tracers, BPF, the kernel config) and prints each fact\n"
-	"with the fix for what does not work.\n"
-	"\n"
-	"  --json           print the checks as a JSON list of objects\n"
-	"  --no-top-level   never try a tracer in the top-level tracefs instance\n"
-	"                   (tracers are always tried in a scratch instance)\n";
+    "usage: sonde doctor [--json] [--no-top-level]\n"
+    "\n"
+    "Checks what sonde can use on this machine (perf events, hardware PMUs,\n"
+    "tracefs, probes, tracers, BPF, the kernel config) and prints each fact\n"
+    "with the fix for what does not work.\n"
+    "\n"
+    "  --json           print the checks as a JSON list of objects\n"
+    "  --no-top-level   never try a tracer in the top-level tracefs instance\n"
+    "                   (tracers are always tried in a scratch instance)\n";
 
 static void json_string(const char *s)
 {
@@ -93,10 +93,10 @@ static void print_table(const struct sonde_doctor_report *rep)
 int cmd_doctor(int argc, char **argv, struct cli *cli)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"no-top-level", no_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-top-level", no_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct sonde_doctor_config cfg;
 	struct sonde_doctor_report rep;

@@ -704,9 +704,8 @@ static void test_tracefs_api(void **state)
 	assert_int_equal(sonde_tracefs_instance_destroy(f->tfs, NULL), -EINVAL);
 
 	assert_int_equal(sonde_tracefs_instance_write(f->tfs, NULL, "current_tracer", "blk"), 0);
-	assert_int_equal(sonde_tracefs_instance_read(f->tfs, NULL, "current_tracer", buf,
-						     sizeof(buf)),
-			 3);
+	assert_int_equal(
+	    sonde_tracefs_instance_read(f->tfs, NULL, "current_tracer", buf, sizeof(buf)), 3);
 	assert_string_equal(buf, "blk");
 
 	sonde_strlist_init(&l);
@@ -720,33 +719,33 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_paranoid3_unprivileged),
-		T(test_paranoid_root),
-		T(test_kptr_hidden),
-		T(test_no_pmu),
-		T(test_big_little),
-		T(test_tracefs_not_mounted),
-		T(test_tracefs_mounted_by_caller),
-		T(test_no_tracing_kernel),
-		T(test_probes_present),
-		T(test_probes_absent),
-		T(test_modules),
-		T(test_bpf),
-		T(test_config_boot),
-		T(test_config_gz),
-		T(test_config_missing),
-		T(test_tracers_like_here),
-		T(test_tracers_top_busy),
-		T(test_tracers_permitted),
-		T(test_tracers_real_io),
-		T(test_tracers_no_instances),
-		T(test_try_tracer_eisdir),
-		T(test_explain_no_pmu),
-		T(test_explain_pmu_present),
-		T(test_explain_access),
-		T(test_explain_freq),
-		T(test_whole_run),
-		T(test_tracefs_api),
+	    T(test_paranoid3_unprivileged),
+	    T(test_paranoid_root),
+	    T(test_kptr_hidden),
+	    T(test_no_pmu),
+	    T(test_big_little),
+	    T(test_tracefs_not_mounted),
+	    T(test_tracefs_mounted_by_caller),
+	    T(test_no_tracing_kernel),
+	    T(test_probes_present),
+	    T(test_probes_absent),
+	    T(test_modules),
+	    T(test_bpf),
+	    T(test_config_boot),
+	    T(test_config_gz),
+	    T(test_config_missing),
+	    T(test_tracers_like_here),
+	    T(test_tracers_top_busy),
+	    T(test_tracers_permitted),
+	    T(test_tracers_real_io),
+	    T(test_tracers_no_instances),
+	    T(test_try_tracer_eisdir),
+	    T(test_explain_no_pmu),
+	    T(test_explain_pmu_present),
+	    T(test_explain_access),
+	    T(test_explain_freq),
+	    T(test_whole_run),
+	    T(test_tracefs_api),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
