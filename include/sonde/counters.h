@@ -38,6 +38,8 @@ struct sonde_counters {
 	struct sonde_counter *c; /* owned: one per event, in list order */
 	size_t n;
 	size_t nslots;           /* tasks or CPUs counted */
+	const struct sonde_event *failed; /* borrowed: the event that stopped opening, or NULL */
+	int failed_err;                   /* its -errno */
 	struct sonde_errmsg err;
 };
 

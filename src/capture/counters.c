@@ -163,6 +163,8 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 				c->err = r;
 				continue;
 			}
+			cs->failed = ev;
+			cs->failed_err = r;
 			sonde_errmsg_set(&cs->err, r, "can't open event '%s' on %s %d: %s", ev->name,
 					 s.v[j].cpu >= 0 ? "CPU" : "task",
 					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid, strerror(-r));

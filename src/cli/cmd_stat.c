@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <sonde/counters.h>
+#include <sonde/doctor.h>
 #include <sonde/workload.h>
 
 #include "cli.h"
@@ -66,6 +67,7 @@ struct stat_opts {
 	struct stat_printer pr;
 	const char *output;
 	char **argv; /* workload, or NULL */
+	bool explicit_events; /* -e given: explain the ones not supported */
 };
 
 static volatile sig_atomic_t stop_signal, child_exited;
@@ -310,7 +312,14 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	}
 	r = sonde_counters_open(&cs, &o->events, &t);
 	if (r < 0) {
-		cli_error("%s", cs.err.text);
+		char why[512];
+
+		if (cs.failed)
+			cli_error("%s\n  %s", cs.err.text,
+				  sonde_doctor_explain_open_error(&cs.failed->attr, cs.failed_err, why,
+								  sizeof(why)));
+		else
+			cli_error("%s", cs.err.text);
 		sonde_workload_abort(&wl);
 		goto out;
 	}
@@ -427,6 +436,20 @@ out:
 	return ret;
 }
 
+/* perf only prints <not supported>; say why once per event the user asked for. */
+static void explain_unsupported(const struct stat_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char why[512];
+
+		if (rows[i].err >= 0)
+			continue;
+		cli_warn("'%s' is not supported here: %s", rows[i].ev->name,
+			 sonde_doctor_explain_open_error(&rows[i].ev->attr, rows[i].err, why,
+							 sizeof(why)));
+	}
+}
+
 static int workload_exit_code(int status)
 {
 	if (status < 0)
@@ -462,6 +485,7 @@ static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli 
 	while ((c = getopt_long(argc, argv, "+e:p:t:aC:r:I:x:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
+			o->explicit_events = true;
 			r = sonde_evlist_parse(&o->events, optarg, cli_roots(cli));
 			if (r < 0) {
 				cli_error("%s", o->events.err.text);
@@ -595,6 +619,8 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 				  o.repeat > 1 ? sqrt(el_m2 / (o.repeat - 1)) / sqrt(o.repeat) : 0,
 				  user, sys);
 	}
+	if (o.explicit_events)
+		explain_unsupported(rows, o.events.n);
 	ret = code;
 out:
 	if (o.pr.out && o.pr.out != stderr && fclose(o.pr.out) != 0) {

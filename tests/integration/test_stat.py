@@ -191,3 +191,10 @@ def test_usage_errors():
     assert "no process with pid 999999999" in p.stderr
     h = sonde("stat", "--help")
     assert "usage: sonde stat" in h.stdout
+
+
+def test_unsupported_event_is_explained():
+    p = sonde("stat", "-e", "cycles,cs", "--", "true")
+    assert "<not supported>" in p.stderr
+    assert "'cycles' is not supported here" in p.stderr
+    assert "no hardware PMU" in p.stderr
