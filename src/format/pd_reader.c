@@ -1,0 +1,1158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf.data reader.
+ *
+ * A file is mapped read-only (or taken from the caller's memory); a pipe
+ * is streamed.  Opening validates the header, copies the attrs and their
+ * ids into the reader (sorted by id for lookups), and parses the known
+ * header features into struct sonde_pd_features with strings borrowed
+ * from the mapping.  Unknown features stay available as raw bytes.
+ *
+ * Iteration walks the data section one record at a time, checking each
+ * size against what is left before trusting it.  A record is handed out
+ * in place when it is 8-byte aligned and copied to a scratch buffer when
+ * it is not (pipe-mode files have odd-sized synthesized records), so the
+ * sample decoder can lend u64 arrays.  A file that ends inside the data
+ * section is not an error: iteration ends and sonde_pd_reader_tail() says
+ * TRUNCATED, keeping everything read so far.  A header with data size 0
+ * (a recorder killed before its first flush) is read to the end of file.
+ *
+ * Pipe mode (16-byte header) has no sections: attrs arrive as HEADER_ATTR
+ * records and are added as they are met.  Some perf records carry bytes
+ * past their size (AUXTRACE data, pipe-mode tracing data): they are lent
+ * as rec->extra and skipped.
+ */
+#include <sonde/perf_data.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pd_le.h"
+
+#define STREAM_MAX (1u << 30) /* largest record + extra taken from a pipe */
+
+struct idmap {
+	uint64_t id;
+	const struct sonde_pd_attr *attr;
+};
+
+struct sonde_pd_reader {
+	/* source: memory (mapped or lent) or a stream */
+	const uint8_t *base;
+	size_t len;
+	void *map;
+	size_t map_len;
+	int fd;
+	bool own_fd;
+	bool stream;
+	bool pipe;
+	struct sonde_errmsg msg;
+	struct sonde_pd_file_header hdr;
+
+	struct sonde_pd_attr **attrs; /* each allocated, so pointers stay valid */
+	size_t nr_attrs;
+	struct idmap *ids;
+	size_t nr_ids;
+	int sample_id_pos; /* u64 index of the id in a sample body, -1 if none */
+
+	struct sonde_pd_section feat_sec[SONDE_PD_FEAT_BITS];
+	bool feat_present[SONDE_PD_FEAT_BITS];
+	struct sonde_pd_features feat;
+	const char **argv;
+	struct sonde_pd_build_id *bids;
+	const char **topo;
+
+	/* iteration */
+	uint64_t data_start, data_end, pos;
+	bool truncated_file; /* the declared data end lies past the end of file */
+	enum sonde_pd_tail tail;
+	int err; /* sticky iteration error */
+	uint8_t *scratch; /* aligned copy of an unaligned record */
+	uint8_t *sbuf;	  /* stream mode: the current record */
+	size_t scap, slen;
+	bool seof;
+};
+
+static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg.text, sizeof(r->msg.text), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+const char *sonde_pd_reader_errmsg(const struct sonde_pd_reader *r)
+{
+	return r->msg.text;
+}
+
+/* True when [off, off+n) lies inside [0, lim). */
+static bool inside(uint64_t off, uint64_t n, uint64_t lim)
+{
+	return off <= lim && n <= lim - off;
+}
+
+/* ---- attrs and ids ---------------------------------------------------- */
+
+static int idmap_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct idmap *)a)->id, y = ((const struct idmap *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Rebuilds the sorted id map and the sample id position. */
+static int index_ids(struct sonde_pd_reader *r)
+{
+	size_t n = 0, k = 0;
+	struct idmap *m;
+
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		n += r->attrs[i]->nr_ids;
+	m = calloc(n ? n : 1, sizeof(*m));
+	if (!m)
+		return setmsg(r, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		for (size_t j = 0; j < r->attrs[i]->nr_ids; j++) {
+			m[k].id = r->attrs[i]->ids[j];
+			m[k++].attr = r->attrs[i];
+		}
+	qsort(m, n, sizeof(*m), idmap_cmp);
+	free(r->ids);
+	r->ids = m;
+	r->nr_ids = n;
+	r->sample_id_pos = -1;
+	if (r->nr_attrs) {
+		uint64_t t = r->attrs[0]->attr.sample_type;
+
+		if (t & PERF_SAMPLE_IDENTIFIER)
+			r->sample_id_pos = 0;
+		else if (t & PERF_SAMPLE_ID)
+			r->sample_id_pos = !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID) +
+					   !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ADDR);
+	}
+	return 0;
+}
+
+const struct sonde_pd_attr *sonde_pd_reader_find_id(const struct sonde_pd_reader *r, uint64_t id)
+{
+	struct idmap key = {id, NULL}, *hit;
+
+	hit = bsearch(&key, r->ids, r->nr_ids, sizeof(key), idmap_cmp);
+	return hit ? hit->attr : NULL;
+}
+
+/*
+ * Adds an event from @fsz bytes of on-disk attr and @nr_ids ids at @ids
+ * (unaligned little-endian).  The attr is zero-extended or cut to ours.
+ */
+static int add_attr(struct sonde_pd_reader *r, const uint8_t *a, size_t fsz, const uint8_t *ids,
+		    size_t nr_ids)
+{
+	struct sonde_pd_attr **v, *e;
+	uint64_t *idv;
+
+	v = realloc(r->attrs, (r->nr_attrs + 1) * sizeof(*v));
+	if (!v)
+		return setmsg(r, -ENOMEM, "out of memory");
+	r->attrs = v;
+	e = calloc(1, sizeof(*e) + nr_ids * sizeof(uint64_t));
+	if (!e)
+		return setmsg(r, -ENOMEM, "out of memory");
+	memcpy(&e->attr, a, fsz < sizeof(e->attr) ? fsz : sizeof(e->attr));
+	e->file_size = (uint32_t)fsz;
+	e->attr.size = sizeof(e->attr);
+	idv = (uint64_t *)(e + 1);
+	for (size_t i = 0; i < nr_ids; i++)
+		idv[i] = pd_get64(ids + i * 8);
+	e->ids = idv;
+	e->nr_ids = nr_ids;
+	r->attrs[r->nr_attrs++] = e;
+	return 0;
+}
+
+static int read_attrs(struct sonde_pd_reader *r)
+{
+	const struct sonde_pd_file_header *h = &r->hdr;
+	uint64_t stride = h->attr_size, n;
+
+	if (h->attrs.size == 0)
+		return 0;
+	if (stride < PERF_ATTR_SIZE_VER0 + sizeof(struct sonde_pd_section) || stride > 4096)
+		return setmsg(r, SONDE_E_FORMAT, "header: attr size %" PRIu64 " is invalid",
+			      stride);
+	if (!inside(h->attrs.offset, h->attrs.size, r->len))
+		return setmsg(r, SONDE_E_TRUNCATED,
+			      "attrs section at 0x%" PRIx64 " (%" PRIu64
+			      " bytes) runs past the end of file (%zu bytes)",
+			      h->attrs.offset, h->attrs.size, r->len);
+	n = h->attrs.size / stride;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t off = h->attrs.offset + i * stride;
+		const uint8_t *a = r->base + off;
+		uint32_t fsz = pd_get32(a + 4);
+		uint64_t ioff, isz;
+		int err;
+
+		if (fsz == 0)
+			fsz = PERF_ATTR_SIZE_VER0;
+		if (fsz < PERF_ATTR_SIZE_VER0 || fsz > stride - sizeof(struct sonde_pd_section))
+			return setmsg(r, SONDE_E_FORMAT,
+				      "attr %" PRIu64 " at offset 0x%" PRIx64
+				      ": size %u does not fit the attr stride %" PRIu64,
+				      i, off, fsz, stride);
+		ioff = pd_get64(a + fsz);
+		isz = pd_get64(a + fsz + 8);
+		if (isz % 8 || !inside(ioff, isz, r->len))
+			return setmsg(r, SONDE_E_FORMAT,
+				      "attr %" PRIu64 " at offset 0x%" PRIx64 ": ids at 0x%" PRIx64
+				      " (%" PRIu64 " bytes) outside the file",
+				      i, off, ioff, isz);
+		err = add_attr(r, a, fsz, r->base + ioff, isz / 8);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- features --------------------------------------------------------- */
+
+/* A cursor over one feature section. */
+struct fcur {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static bool fneed(struct fcur *c, uint64_t n)
+{
+	if (c->bad || n > (uint64_t)(c->end - c->p)) {
+		c->bad = true;
+		return false;
+	}
+	return true;
+}
+
+static uint32_t f32(struct fcur *c)
+{
+	uint32_t v = 0;
+
+	if (fneed(c, 4)) {
+		v = pd_get32(c->p);
+		c->p += 4;
+	}
+	return v;
+}
+
+static uint64_t f64(struct fcur *c)
+{
+	uint64_t v = 0;
+
+	if (fneed(c, 8)) {
+		v = pd_get64(c->p);
+		c->p += 8;
+	}
+	return v;
+}
+
+/* A perf string: u32 length, then bytes holding a NUL.  Borrowed. */
+static const char *fstr(struct fcur *c)
+{
+	uint32_t len = f32(c);
+	const char *s = (const char *)c->p;
+
+	if (!fneed(c, len) || !memchr(s, 0, len)) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += len;
+	return s;
+}
+
+/* A string list into a new array of @nr borrowed strings. */
+static const char **fstrlist(struct fcur *c, uint32_t *nr)
+{
+	const char **v;
+
+	*nr = f32(c);
+	/* each string takes at least 5 bytes: refuse counts the section can't hold */
+	if (c->bad || *nr > (uint64_t)(c->end - c->p) / 5) {
+		c->bad = true;
+		return NULL;
+	}
+	v = calloc(*nr + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (uint32_t i = 0; i < *nr && !c->bad; i++)
+		v[i] = fstr(c);
+	if (c->bad) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static int parse_build_ids(struct sonde_pd_reader *r, const uint8_t *p, uint64_t size)
+{
+	size_t n = 0, k = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t off = 0;
+
+		while (off < size) {
+			uint16_t misc, esz;
+			struct sonde_pd_build_id *b;
+
+			if (size - off < 36 || (esz = pd_get16(p + off + 6)) < 36 ||
+			    esz > size - off)
+				return setmsg(r, SONDE_E_FORMAT,
+					      "build id entry at offset 0x%" PRIx64
+					      " of the BUILD_ID feature: bad size",
+					      off);
+			if (!memchr(p + off + 36, 0, esz - 36))
+				return setmsg(r, SONDE_E_FORMAT,
+					      "build id entry at offset 0x%" PRIx64
+					      ": file name not terminated",
+					      off);
+			if (pass == 1) {
+				misc = pd_get16(p + off + 4);
+				b = &r->bids[k++];
+				b->pid = (int32_t)pd_get32(p + off + 8);
+				b->misc = misc & (uint16_t)~SONDE_PD_MISC_BUILD_ID_SIZE;
+				memcpy(b->id, p + off + 12, 20);
+				b->size = 20;
+				if (misc & SONDE_PD_MISC_BUILD_ID_SIZE && p[off + 32] <= 20)
+					b->size = p[off + 32];
+				b->filename = (const char *)p + off + 36;
+			} else {
+				n++;
+			}
+			off += esz;
+		}
+		if (pass == 0 && !(r->bids = calloc(n ? n : 1, sizeof(*r->bids))))
+			return setmsg(r, -ENOMEM, "out of memory");
+	}
+	r->feat.build_ids = r->bids;
+	r->feat.nr_build_ids = n;
+	return 0;
+}
+
+static int parse_event_desc(struct sonde_pd_reader *r, struct fcur *c)
+{
+	uint32_t nr = f32(c), asz = f32(c);
+
+	if (c->bad || asz < PERF_ATTR_SIZE_VER0)
+		return -1;
+	for (uint32_t i = 0; i < nr && !c->bad; i++) {
+		uint32_t nids;
+		const char *name;
+
+		if (!fneed(c, asz))
+			break;
+		c->p += asz;
+		nids = f32(c);
+		name = fstr(c);
+		if (!fneed(c, (uint64_t)nids * 8))
+			break;
+		/* perf writes events in attrs order; match by the first id if it can. */
+		if (nids && r->nr_ids) {
+			const struct sonde_pd_attr *a = sonde_pd_reader_find_id(r, pd_get64(c->p));
+
+			if (a)
+				((struct sonde_pd_attr *)a)->name = name;
+		} else if (i < r->nr_attrs) {
+			r->attrs[i]->name = name;
+		}
+		c->p += (uint64_t)nids * 8;
+	}
+	return c->bad ? -1 : 0;
+}
+
+static int parse_feature(struct sonde_pd_reader *r, unsigned bit)
+{
+	const uint8_t *p = r->base + r->feat_sec[bit].offset;
+	uint64_t size = r->feat_sec[bit].size;
+	struct fcur c = {p, p + size, false};
+	struct sonde_pd_features *f = &r->feat;
+	uint32_t n;
+
+	switch (bit) {
+	case SONDE_PD_FEAT_TRACING_DATA:
+		f->tracing_data = p;
+		f->tracing_data_size = size;
+		return 0;
+	case SONDE_PD_FEAT_BUILD_ID:
+		return parse_build_ids(r, p, size);
+	case SONDE_PD_FEAT_HOSTNAME:
+		f->hostname = fstr(&c);
+		break;
+	case SONDE_PD_FEAT_OSRELEASE:
+		f->osrelease = fstr(&c);
+		break;
+	case SONDE_PD_FEAT_VERSION:
+		f->version = fstr(&c);
+		break;
+	case SONDE_PD_FEAT_ARCH:
+		f->arch = fstr(&c);
+		break;
+	case SONDE_PD_FEAT_CPUDESC:
+		f->cpudesc = fstr(&c);
+		break;
+	case SONDE_PD_FEAT_CPUID:
+		f->cpuid = fstr(&c);
+		break;
+	case SONDE_PD_FEAT_NRCPUS:
+		f->nr_cpus_avail = f32(&c);
+		f->nr_cpus_online = f32(&c);
+		f->has_nrcpus = !c.bad;
+		break;
+	case SONDE_PD_FEAT_TOTAL_MEM:
+		f->total_mem_kb = f64(&c);
+		break;
+	case SONDE_PD_FEAT_CMDLINE:
+		r->argv = fstrlist(&c, &n);
+		if (!r->argv && !c.bad)
+			return setmsg(r, -ENOMEM, "out of memory");
+		f->cmdline_argv = r->argv;
+		f->cmdline_argc = r->argv ? n : 0;
+		break;
+	case SONDE_PD_FEAT_EVENT_DESC:
+		parse_event_desc(r, &c);
+		break;
+	case SONDE_PD_FEAT_CPU_TOPOLOGY: {
+		uint32_t nc, nt;
+		const char **cores = fstrlist(&c, &nc), **threads;
+
+		if (!cores)
+			break;
+		threads = fstrlist(&c, &nt);
+		if (!threads) {
+			free(cores);
+			break;
+		}
+		/* One array owns both lists: cores, NULL, threads, NULL. */
+		r->topo = calloc((size_t)nc + nt + 2, sizeof(*r->topo));
+		if (r->topo) {
+			memcpy(r->topo, cores, nc * sizeof(*cores));
+			memcpy(r->topo + nc + 1, threads, nt * sizeof(*threads));
+			f->topo_core_sibs = r->topo;
+			f->topo_thread_sibs = r->topo + nc + 1;
+			f->topo_nr_core_sibs = nc;
+			f->topo_nr_thread_sibs = nt;
+			f->topo_nr_cpus = (uint32_t)((c.end - c.p) / 8);
+			if (f->has_nrcpus && f->nr_cpus_avail < f->topo_nr_cpus)
+				f->topo_nr_cpus = f->nr_cpus_avail;
+			f->has_topology = true;
+		}
+		free(cores);
+		free(threads);
+		if (!r->topo)
+			return setmsg(r, -ENOMEM, "out of memory");
+		break;
+	}
+	case SONDE_PD_FEAT_SAMPLE_TIME:
+		f->first_sample_time = f64(&c);
+		f->last_sample_time = f64(&c);
+		f->has_sample_time = !c.bad;
+		break;
+	case SONDE_PD_FEAT_CLOCKID:
+		f->clockid_res_ns = f64(&c);
+		f->has_clockid = !c.bad;
+		break;
+	case SONDE_PD_FEAT_COMPRESSED:
+		f->comp_version = f32(&c);
+		f->comp_type = f32(&c);
+		f->comp_level = f32(&c);
+		f->comp_ratio = f32(&c);
+		f->comp_mmap_len = f32(&c);
+		f->has_compressed = !c.bad;
+		break;
+	default:
+		return 0; /* kept as raw bytes */
+	}
+	if (c.bad)
+		return setmsg(r, SONDE_E_FORMAT,
+			      "feature %u at offset 0x%" PRIx64 " (%" PRIu64 " bytes) is malformed",
+			      bit, r->feat_sec[bit].offset, size);
+	return 0;
+}
+
+static int read_features(struct sonde_pd_reader *r)
+{
+	uint64_t table = r->hdr.data.offset + r->hdr.data.size, nr = 0;
+	int err;
+
+	for (unsigned w = 0; w < 4; w++)
+		nr += (uint64_t)__builtin_popcountll(r->hdr.features[w]);
+	if (nr == 0)
+		return 0;
+	if (r->truncated_file || !inside(table, nr * 16, r->len)) {
+		/* A file cut inside its data: the features are gone, the data is not. */
+		r->truncated_file = true;
+		return 0;
+	}
+	for (unsigned bit = 0, i = 0; bit < SONDE_PD_FEAT_BITS; bit++) {
+		const uint8_t *e;
+
+		if (!(r->hdr.features[bit / 64] & (1ull << (bit % 64))))
+			continue;
+		e = r->base + table + 16 * i++;
+		r->feat_sec[bit].offset = pd_get64(e);
+		r->feat_sec[bit].size = pd_get64(e + 8);
+		if (!inside(r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len))
+			return setmsg(r, SONDE_E_FORMAT,
+				      "feature %u: section at 0x%" PRIx64 " (%" PRIu64
+				      " bytes) runs past the end of file (%zu bytes)",
+				      bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
+		r->feat_present[bit] = true;
+	}
+	/* In bit order, as perf does: NRCPUS comes before CPU_TOPOLOGY. */
+	for (unsigned bit = 0; bit < SONDE_PD_FEAT_BITS; bit++)
+		if (r->feat_present[bit] && (err = parse_feature(r, bit)))
+			return err;
+	return 0;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static int read_header(struct sonde_pd_reader *r)
+{
+	const uint8_t *b = r->base;
+	struct sonde_pd_file_header *h = &r->hdr;
+	uint64_t magic;
+
+	if (r->len < 16)
+		return setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header",
+			      r->len);
+	magic = pd_get64(b);
+	if (magic == __builtin_bswap64(SONDE_PD_MAGIC))
+		return setmsg(r, SONDE_E_NOT_SUPPORTED,
+			      "byte-swapped (other-endian) perf.data is not supported");
+	if (memcmp(b, "PERFFILE", 8) == 0)
+		return setmsg(r, SONDE_E_NOT_SUPPORTED, "old (PERFFILE) perf.data is not supported");
+	if (magic != SONDE_PD_MAGIC)
+		return setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
+	h->magic = magic;
+	h->size = pd_get64(b + 8);
+	if (h->size == 16) {
+		r->pipe = true;
+		r->data_start = 16;
+		r->data_end = r->stream ? UINT64_MAX : r->len;
+		return 0;
+	}
+	/* perf also takes the header from before the feature bitmap (72 bytes) */
+	if (h->size != sizeof(*h) && h->size != offsetof(struct sonde_pd_file_header, features))
+		return setmsg(r, SONDE_E_FORMAT, "header: size %" PRIu64 " is not 104 or 16",
+			      h->size);
+	if (r->stream)
+		return setmsg(r, SONDE_E_NOT_SUPPORTED,
+			      "a file-mode perf.data can't be read from a pipe");
+	if (r->len < h->size)
+		return setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for the %" PRIu64
+			      "-byte perf.data header", r->len, h->size);
+	h->attr_size = pd_get64(b + 16);
+	h->attrs.offset = pd_get64(b + 24);
+	h->attrs.size = pd_get64(b + 32);
+	h->data.offset = pd_get64(b + 40);
+	h->data.size = pd_get64(b + 48);
+	h->event_types.offset = pd_get64(b + 56);
+	h->event_types.size = pd_get64(b + 64);
+	for (unsigned i = 0; h->size == sizeof(*h) && i < 4; i++)
+		h->features[i] = pd_get64(b + 72 + 8 * i);
+	h->features[0] &= ~1ull; /* HEADER_RESERVED, always clear */
+
+	if (h->data.offset < h->size || h->data.offset > r->len)
+		return setmsg(r, SONDE_E_FORMAT,
+			      "header: data offset 0x%" PRIx64 " outside the file (%zu bytes)",
+			      h->data.offset, r->len);
+	r->data_start = h->data.offset;
+	if (h->data.size == 0 && r->len > h->data.offset && !(h->features[0] | h->features[1] |
+							      h->features[2] | h->features[3])) {
+		/* Never finalized: read whatever whole records there are. */
+		r->tail = SONDE_PD_TAIL_UNFINISHED;
+		r->data_end = r->len;
+	} else if (h->data.size > r->len - h->data.offset) {
+		r->truncated_file = true;
+		r->data_end = r->len;
+	} else {
+		r->data_end = h->data.offset + h->data.size;
+	}
+	return 0;
+}
+
+static int finish_open(struct sonde_pd_reader *r)
+{
+	int err;
+
+	r->sample_id_pos = -1;
+	r->scratch = malloc(UINT16_MAX + 1);
+	if (!r->scratch)
+		return setmsg(r, -ENOMEM, "out of memory");
+	if ((err = read_header(r)))
+		return err;
+	r->pos = r->data_start;
+	if (r->pipe)
+		return 0;
+	if ((err = read_attrs(r)) || (err = index_ids(r)) || (err = read_features(r)))
+		return err;
+	return 0;
+}
+
+static struct sonde_pd_reader *reader_new(void)
+{
+	struct sonde_pd_reader *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->fd = -1;
+	return r;
+}
+
+/* Finishes an open: hands out @r, or frees it and passes on the message. */
+static int conclude(struct sonde_pd_reader *r, int err, struct sonde_pd_reader **out,
+		    struct sonde_errmsg *errmsg)
+{
+	if (!err)
+		err = finish_open(r);
+	if (err) {
+		if (errmsg)
+			*errmsg = r->msg;
+		sonde_pd_reader_close(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int sonde_pd_reader_open_mem(struct sonde_pd_reader **out, const void *buf, size_t len,
+			     struct sonde_errmsg *err)
+{
+	struct sonde_pd_reader *r = reader_new();
+
+	*out = NULL;
+	if (!r)
+		return err ? sonde_errmsg_set(err, -ENOMEM, "out of memory") : -ENOMEM;
+	r->base = buf;
+	r->len = len;
+	return conclude(r, 0, out, err);
+}
+
+/* Stream mode: make bytes [0, n) of the current record available in sbuf. */
+static int stream_fill(struct sonde_pd_reader *r, size_t n)
+{
+	if (n > STREAM_MAX)
+		return SONDE_E_LIMIT;
+	if (n > r->scap) {
+		size_t cap = r->scap ? r->scap : 65536;
+		uint8_t *b;
+
+		while (cap < n)
+			cap *= 2;
+		if (!(b = realloc(r->sbuf, cap)))
+			return -ENOMEM;
+		r->sbuf = b;
+		r->scap = cap;
+	}
+	while (r->slen < n) {
+		ssize_t got = read(r->fd, r->sbuf + r->slen, n - r->slen);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0) {
+			r->seof = true;
+			return 0;
+		}
+		r->slen += (size_t)got;
+	}
+	return 0;
+}
+
+int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_errmsg *errmsg)
+{
+	struct sonde_pd_reader *r = reader_new();
+	struct stat st;
+	int err = 0;
+
+	*out = NULL;
+	if (!r)
+		return errmsg ? sonde_errmsg_set(errmsg, -ENOMEM, "out of memory") : -ENOMEM;
+	r->fd = fd;
+	if (fstat(fd, &st) != 0) {
+		err = setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
+	} else if (S_ISREG(st.st_mode)) {
+		if (st.st_size > 0) {
+			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (r->map == MAP_FAILED) {
+				r->map = NULL;
+				err = setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
+			} else {
+				r->map_len = (size_t)st.st_size;
+			}
+		}
+		r->base = r->map;
+		r->len = r->map_len;
+	} else {
+		/* A pipe: the 16-byte pipe header is all there is before records. */
+		r->stream = true;
+		err = stream_fill(r, 16);
+		if (!err) {
+			r->base = r->sbuf;
+			r->len = r->slen;
+		} else {
+			setmsg(r, err, "reading the header: %s", sonde_strerror(err));
+		}
+	}
+	err = conclude(r, err, out, errmsg);
+	if (!err && r->stream) {
+		r->base = NULL;
+		r->len = 0;
+		r->slen = 0;
+	}
+	return err;
+}
+
+int sonde_pd_reader_open(struct sonde_pd_reader **out, const char *path, struct sonde_errmsg *err)
+{
+	int fd, e;
+
+	*out = NULL;
+	if (strcmp(path, "-") == 0)
+		return sonde_pd_reader_open_fd(out, STDIN_FILENO, err);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		return err ? sonde_errmsg_set(err, e, "%s: %s", path, sonde_strerror(e)) : e;
+	}
+	e = sonde_pd_reader_open_fd(out, fd, err);
+	if (e) {
+		close(fd);
+		if (err) {
+			struct sonde_errmsg m = *err;
+
+			sonde_errmsg_set(err, e, "%s: %s", path, m.text);
+		}
+		return e;
+	}
+	(*out)->own_fd = true;
+	return 0;
+}
+
+void sonde_pd_reader_close(struct sonde_pd_reader *r)
+{
+	if (!r)
+		return;
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->own_fd)
+		close(r->fd);
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		free(r->attrs[i]);
+	free(r->attrs);
+	free(r->ids);
+	free(r->argv);
+	free(r->bids);
+	free(r->topo);
+	free(r->scratch);
+	free(r->sbuf);
+	free(r);
+}
+
+/* ---- accessors -------------------------------------------------------- */
+
+bool sonde_pd_reader_is_pipe(const struct sonde_pd_reader *r)
+{
+	return r->pipe;
+}
+
+size_t sonde_pd_reader_nr_attrs(const struct sonde_pd_reader *r)
+{
+	return r->nr_attrs;
+}
+
+const struct sonde_pd_attr *sonde_pd_reader_attr(const struct sonde_pd_reader *r, size_t i)
+{
+	return i < r->nr_attrs ? r->attrs[i] : NULL;
+}
+
+const struct sonde_pd_features *sonde_pd_reader_features(const struct sonde_pd_reader *r)
+{
+	return &r->feat;
+}
+
+bool sonde_pd_reader_has_feature(const struct sonde_pd_reader *r, unsigned bit)
+{
+	return bit < SONDE_PD_FEAT_BITS && r->feat_present[bit];
+}
+
+int sonde_pd_reader_feature(const struct sonde_pd_reader *r, unsigned bit, const void **data,
+			    uint64_t *size)
+{
+	if (!sonde_pd_reader_has_feature(r, bit))
+		return -ENOENT;
+	*data = r->base + r->feat_sec[bit].offset;
+	*size = r->feat_sec[bit].size;
+	return 0;
+}
+
+const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_reader *r)
+{
+	return &r->hdr;
+}
+
+enum sonde_pd_tail sonde_pd_reader_tail(const struct sonde_pd_reader *r)
+{
+	return r->tail;
+}
+
+int sonde_pd_reader_rewind(struct sonde_pd_reader *r)
+{
+	if (r->stream)
+		return -ESPIPE;
+	r->pos = r->data_start;
+	r->err = 0;
+	if (r->tail == SONDE_PD_TAIL_TRUNCATED)
+		r->tail = SONDE_PD_TAIL_CLEAN;
+	return 0;
+}
+
+/* ---- iteration -------------------------------------------------------- */
+
+/* The event of a kernel record, found through its id. */
+static const struct sonde_pd_attr *record_attr(const struct sonde_pd_reader *r, uint32_t type,
+					       const uint8_t *rec, uint16_t size)
+{
+	const struct perf_event_attr *a0;
+	uint64_t id, t;
+	size_t pos;
+
+	if (r->nr_attrs == 0 || type >= SONDE_PD_KERNEL_RECORD_MAX)
+		return NULL;
+	if (r->nr_attrs == 1)
+		return r->attrs[0];
+	a0 = &r->attrs[0]->attr;
+	t = a0->sample_type;
+	if (type == PERF_RECORD_SAMPLE) {
+		if (r->sample_id_pos < 0)
+			return r->attrs[0];
+		pos = 8 + 8 * (size_t)r->sample_id_pos;
+	} else {
+		if (!a0->sample_id_all || !(t & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)))
+			return r->attrs[0];
+		if (t & PERF_SAMPLE_IDENTIFIER)
+			pos = (size_t)size - 8;
+		else
+			pos = (size_t)size - 8 * (1 + !!(t & PERF_SAMPLE_STREAM_ID) +
+						  !!(t & PERF_SAMPLE_CPU));
+		if (pos < 8 || pos > size)
+			return NULL;
+	}
+	if (pos + 8 > size)
+		return NULL;
+	id = pd_get64(rec + pos);
+	/* perf's synthesized records carry id 0: they belong to the first event. */
+	return id ? sonde_pd_reader_find_id(r, id) : r->attrs[0];
+}
+
+/* A HEADER_ATTR record (pipe mode): attr, then the event's ids. */
+static int take_header_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size,
+			    uint64_t off)
+{
+	uint32_t asz;
+	int err;
+
+	if (size < 8 + PERF_ATTR_SIZE_VER0)
+		return setmsg(r, SONDE_E_FORMAT, "HEADER_ATTR at offset 0x%" PRIx64 ": size %u too small",
+			      off, size);
+	asz = pd_get32(rec + 8 + 4);
+	if (asz == 0)
+		asz = PERF_ATTR_SIZE_VER0;
+	if (asz < PERF_ATTR_SIZE_VER0 || asz > size - 8u || (size - 8u - asz) % 8)
+		return setmsg(r, SONDE_E_FORMAT,
+			      "HEADER_ATTR at offset 0x%" PRIx64 ": attr size %u does not fit record size %u",
+			      off, asz, size);
+	err = add_attr(r, rec + 8, asz, rec + 8 + asz, (size - 8u - asz) / 8);
+	return err ? err : index_ids(r);
+}
+
+/* How many bytes follow a record outside its size, or an error. */
+static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *rec,
+		      uint16_t size, uint64_t off, uint64_t *extra)
+{
+	*extra = 0;
+	if (type == SONDE_PD_RECORD_HEADER_TRACING_DATA) {
+		if (size < 12)
+			return setmsg(r, SONDE_E_FORMAT,
+				      "HEADER_TRACING_DATA at offset 0x%" PRIx64 ": size %u too small",
+				      off, size);
+		*extra = pd_get32(rec + 8);
+	} else if (type == SONDE_PD_RECORD_AUXTRACE) {
+		if (size < 16)
+			return setmsg(r, SONDE_E_FORMAT,
+				      "AUXTRACE at offset 0x%" PRIx64 ": size %u too small", off, size);
+		*extra = pd_get64(rec + 8);
+	}
+	return 0;
+}
+
+/* End of the data reached with @left bytes that don't make a record. */
+static int truncated_tail(struct sonde_pd_reader *r, uint64_t off, const char *what)
+{
+	r->tail = SONDE_PD_TAIL_TRUNCATED;
+	setmsg(r, 0, "record at offset 0x%" PRIx64 ": %s; the file is truncated", off, what);
+	r->pos = r->data_end;
+	return 0;
+}
+
+static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
+{
+	uint64_t off = r->pos, extra;
+	uint16_t size;
+	uint32_t type;
+	int err;
+
+	r->slen = 0;
+	if ((err = stream_fill(r, 8)))
+		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+				       sonde_strerror(err));
+	if (r->slen == 0)
+		return 0;
+	if (r->slen < 8)
+		return truncated_tail(r, off, "the stream ends inside a record header");
+	type = pd_get32(r->sbuf);
+	size = pd_get16(r->sbuf + 6);
+	if (size < 8)
+		return r->err = setmsg(r, SONDE_E_FORMAT,
+				       "record type %u at offset 0x%" PRIx64
+				       ": size %u smaller than header",
+				       type, off, size);
+	if ((err = stream_fill(r, size)))
+		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+				       sonde_strerror(err));
+	if (r->slen < size)
+		return truncated_tail(r, off, "the stream ends inside the record");
+	if ((err = extra_size(r, type, r->sbuf, size, off, &extra)))
+		return r->err = err;
+	if (extra > STREAM_MAX - size)
+		return r->err = setmsg(r, SONDE_E_LIMIT,
+				       "record type %u at offset 0x%" PRIx64
+				       ": %" PRIu64 " bytes of trailing data",
+				       type, off, extra);
+	if ((err = stream_fill(r, size + extra)))
+		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+				       sonde_strerror(err));
+	if (r->slen < size + extra)
+		return truncated_tail(r, off, "the stream ends inside the record's data");
+	if (type == SONDE_PD_RECORD_HEADER_ATTR && (err = take_header_attr(r, r->sbuf, size, off)))
+		return r->err = err;
+	rec->offset = off;
+	rec->type = type;
+	rec->misc = pd_get16(r->sbuf + 4);
+	rec->size = size;
+	rec->data = r->sbuf;
+	rec->extra = extra ? r->sbuf + size : NULL;
+	rec->extra_size = extra;
+	rec->attr = record_attr(r, type, r->sbuf, size);
+	r->pos += size + extra;
+	return 1;
+}
+
+int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
+{
+	uint64_t off = r->pos, left, extra;
+	const uint8_t *p;
+	uint16_t size;
+	uint32_t type;
+	int err;
+
+	if (r->err)
+		return r->err;
+	if (r->stream)
+		return next_stream(r, rec);
+	if (off >= r->data_end)
+		return 0;
+	left = r->data_end - off;
+	p = r->base + off;
+	if (left < 8) {
+		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
+			return truncated_tail(r, off, "the file ends inside a record header");
+		return r->err = setmsg(r, SONDE_E_FORMAT,
+				       "record at offset 0x%" PRIx64
+				       ": %" PRIu64 " bytes left in the data section, less than a header",
+				       off, left);
+	}
+	type = pd_get32(p);
+	size = pd_get16(p + 6);
+	if (size < 8)
+		return r->err = setmsg(r, SONDE_E_FORMAT,
+				       "record type %u at offset 0x%" PRIx64
+				       ": size %u smaller than header",
+				       type, off, size);
+	if ((err = extra_size(r, type, p, size <= left ? size : 0, off, &extra)) && size <= left)
+		return r->err = err;
+	if (size > left || extra > left - size) {
+		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
+			return truncated_tail(r, off, "the file ends inside the record");
+		return r->err = setmsg(r, SONDE_E_FORMAT,
+				       "record type %u at offset 0x%" PRIx64 ": size %" PRIu64
+				       " runs past the end of the data section (0x%" PRIx64 ")",
+				       type, off, size + extra, r->data_end);
+	}
+	if ((uintptr_t)p % 8) {
+		memcpy(r->scratch, p, size);
+		p = r->scratch;
+	}
+	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe &&
+	    (err = take_header_attr(r, p, size, off)))
+		return r->err = err;
+	rec->offset = off;
+	rec->type = type;
+	rec->misc = pd_get16(p + 4);
+	rec->size = size;
+	rec->data = p;
+	rec->extra = extra ? r->base + off + size : NULL;
+	rec->extra_size = extra;
+	rec->attr = record_attr(r, type, p, size);
+	r->pos = off + size + extra;
+	return 1;
+}
+
+/* ---- record decoding -------------------------------------------------- */
+
+/* A NUL-terminated string in [p, end), or NULL. */
+static const char *body_string(const uint8_t *p, const uint8_t *end)
+{
+	return p < end && memchr(p, 0, (size_t)(end - p)) ? (const char *)p : NULL;
+}
+
+int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_record *rec,
+			  struct sonde_pd_event *ev)
+{
+	const uint8_t *p = rec->data, *end;
+	const char *what = "?";
+	size_t fixed = 0, trailer = 0;
+	int err;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->type = rec->type;
+	if (rec->type >= SONDE_PD_KERNEL_RECORD_MAX)
+		return 0;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		if (!rec->attr)
+			return setmsg(r, SONDE_E_FORMAT,
+				      "sample at offset 0x%" PRIx64 ": no event with its id", rec->offset);
+		err = sonde_pd_sample_parse(&rec->attr->attr, p, rec->size, &ev->sample, &what);
+		if (err)
+			return setmsg(r, err, "sample at offset 0x%" PRIx64 ": %s %s (record size %u)",
+				      rec->offset, what,
+				      err == SONDE_E_TRUNCATED ? "runs past the record" : "is invalid",
+				      rec->size);
+		return 0;
+	}
+	if (rec->attr) {
+		trailer = sonde_pd_sample_id_size(&rec->attr->attr);
+		if (sonde_pd_sample_id_parse(&rec->attr->attr, p, rec->size, &ev->sample))
+			return setmsg(r, SONDE_E_TRUNCATED,
+				      "record type %u at offset 0x%" PRIx64
+				      ": size %u too small for its %zu-byte sample id",
+				      rec->type, rec->offset, rec->size, trailer);
+	}
+	end = p + rec->size - trailer;
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+		fixed = 40;
+		break;
+	case PERF_RECORD_MMAP2:
+		fixed = 72;
+		break;
+	case PERF_RECORD_COMM:
+		fixed = 16;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		fixed = 32;
+		break;
+	case PERF_RECORD_LOST:
+		fixed = 24;
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		fixed = 32;
+		break;
+	default:
+		return 0;
+	}
+	if ((size_t)(end - p) < fixed)
+		return setmsg(r, SONDE_E_FORMAT,
+			      "%s at offset 0x%" PRIx64 ": size %u smaller than its %zu fixed bytes",
+			      sonde_pd_record_name(rec->type), rec->offset, rec->size, fixed + trailer);
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct sonde_pd_mmap *m = &ev->mmap;
+
+		m->pid = pd_get32(p + 8);
+		m->tid = pd_get32(p + 12);
+		m->start = pd_get64(p + 16);
+		m->len = pd_get64(p + 24);
+		m->pgoff = pd_get64(p + 32);
+		if (rec->type == PERF_RECORD_MMAP2) {
+			if (rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+				m->build_id_size = p[40] <= 20 ? p[40] : 20;
+				m->build_id = p + 44;
+			} else {
+				m->maj = pd_get32(p + 40);
+				m->min = pd_get32(p + 44);
+				m->ino = pd_get64(p + 48);
+				m->ino_generation = pd_get64(p + 56);
+			}
+			m->prot = pd_get32(p + 64);
+			m->flags = pd_get32(p + 68);
+		}
+		m->filename = body_string(p + fixed, end);
+		if (!m->filename)
+			return setmsg(r, SONDE_E_FORMAT,
+				      "%s at offset 0x%" PRIx64 ": file name not terminated",
+				      sonde_pd_record_name(rec->type), rec->offset);
+		break;
+	}
+	case PERF_RECORD_COMM:
+		ev->comm.pid = pd_get32(p + 8);
+		ev->comm.tid = pd_get32(p + 12);
+		ev->comm.comm = body_string(p + 16, end);
+		if (!ev->comm.comm)
+			return setmsg(r, SONDE_E_FORMAT,
+				      "COMM at offset 0x%" PRIx64 ": name not terminated", rec->offset);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		ev->fork.pid = pd_get32(p + 8);
+		ev->fork.ppid = pd_get32(p + 12);
+		ev->fork.tid = pd_get32(p + 16);
+		ev->fork.ptid = pd_get32(p + 20);
+		ev->fork.time = pd_get64(p + 24);
+		break;
+	case PERF_RECORD_LOST:
+		ev->lost.id = pd_get64(p + 8);
+		ev->lost.lost = pd_get64(p + 16);
+		break;
+	default: /* THROTTLE, UNTHROTTLE */
+		ev->throttle.time = pd_get64(p + 8);
+		ev->throttle.id = pd_get64(p + 16);
+		ev->throttle.stream_id = pd_get64(p + 24);
+		break;
+	}
+	return 0;
+}
