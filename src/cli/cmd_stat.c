@@ -619,7 +619,8 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 				  o.repeat > 1 ? sqrt(el_m2 / (o.repeat - 1)) / sqrt(o.repeat) : 0,
 				  user, sys);
 	}
-	if (o.explicit_events)
+	/* Machine-readable output stays parseable: explain in table mode only. */
+	if (o.explicit_events && o.pr.fmt == STAT_TABLE)
 		explain_unsupported(rows, o.events.n);
 	ret = code;
 out:
