@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sonde/evprobe.h>
 #include <sonde/fileio.h>
@@ -110,9 +111,18 @@ static void list_tracepoints(struct lister *ls, const char *tracefs)
 		sonde_strlist_init(&events);
 		sonde_tracepoint_events(tracefs, systems.v[i], &events);
 		for (size_t j = 0; j < events.n; j++) {
+			char id[PATH_MAX];
+
 			snprintf(name, sizeof(name), "%s:%s", systems.v[i], events.v[j]);
-			if (matches(ls, name))
-				line(ls, name, "Tracepoint event");
+			if (!matches(ls, name))
+				continue;
+			/* ftrace's internal formats (ftrace:bprint) have no id and can't be
+			 * opened; perf list leaves them out too. */
+			if (sonde_path(id, sizeof(id), "%s/events/%s/%s/id", tracefs, systems.v[i],
+				       events.v[j]) < 0 ||
+			    access(id, F_OK) < 0)
+				continue;
+			line(ls, name, "Tracepoint event");
 		}
 		sonde_strlist_fini(&events);
 	}
@@ -127,6 +137,7 @@ static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 	char path[PATH_MAX], *text = NULL;
 
 	for (size_t k = 0; k < 2; k++) {
+		bool any = false;
 		size_t len;
 
 		if (!roots->tracefs ||
@@ -148,9 +159,14 @@ static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 			for (char *s = colon + 1; *s; s++)
 				if (*s == '/')
 					*s = ':';
+			any = true;
 			if (matches(ls, colon + 1))
 				line(ls, colon + 1, k ? "Kernel dynamic probe" : "User dynamic probe");
 		}
+		if (!any && !ls->glob)
+			printf("  %-50s [%s]\n", kinds[k],
+			       k ? "Kernel dynamic probe: none defined now"
+				 : "User dynamic probe: none defined now");
 		free(text);
 		text = NULL;
 	}
