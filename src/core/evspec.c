@@ -9,6 +9,12 @@
  * globs expanded against tracefs).  Modifiers follow a ':' (or directly the
  * closing '/' of a PMU item).  Every failure leaves the list as it was and
  * explains itself in l->err.
+ *
+ * perf 6.1 is the reference, attr for attr: every event starts with
+ * exclude_guest set (perf's event_attr_init), modifiers follow perf's
+ * get_event_modifier() (group modifiers add to the members' own), and
+ * tracepoint globs expand in readdir order, systems then events, because
+ * that is the order perf opens and prints them in.
  */
 #include <sonde/evspec.h>
 
