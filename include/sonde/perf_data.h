@@ -317,6 +317,8 @@ struct sonde_pd_features {
 	/* COMPRESSED: zstd parameters (records need a decompressor, see below) */
 	bool has_compressed;
 	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+	/* Some feature sections lay past the end of a cut file and were dropped. */
+	bool truncated;
 };
 
 /* One record of the data section. */

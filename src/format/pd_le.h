@@ -59,6 +59,20 @@ static inline uint32_t pd_string_len(size_t slen)
 	return (uint32_t)((slen + 1 + 63) & ~(size_t)63);
 }
 
+/*
+ * Bytes that follow a record outside its header size: AUXTRACE (71) carries
+ * its AUX data, pipe-mode HEADER_TRACING_DATA (66) the tracing blob.
+ * @size is the record's size, checked by the caller to be at least 8.
+ */
+static inline uint64_t pd_record_extra(uint32_t type, const uint8_t *rec, uint16_t size)
+{
+	if (type == 66 && size >= 12)
+		return pd_get32(rec + 8);
+	if (type == 71 && size >= 16)
+		return pd_get64(rec + 8);
+	return 0;
+}
+
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "sonde's perf.data code assumes a little-endian host (struct overlays of attrs)"
 #endif

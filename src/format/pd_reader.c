@@ -499,8 +499,8 @@ static int read_features(struct sonde_pd_reader *r)
 	if (nr == 0)
 		return 0;
 	if (r->truncated_file || !inside(table, nr * 16, r->len)) {
-		/* A file cut inside its data: the features are gone, the data is not. */
-		r->truncated_file = true;
+		/* A file cut inside its data or table: the features are gone, the data is not. */
+		r->feat.truncated = true;
 		return 0;
 	}
 	for (unsigned bit = 0, i = 0; bit < SONDE_PD_FEAT_BITS; bit++) {
@@ -511,11 +511,15 @@ static int read_features(struct sonde_pd_reader *r)
 		e = r->base + table + 16 * i++;
 		r->feat_sec[bit].offset = pd_get64(e);
 		r->feat_sec[bit].size = pd_get64(e + 8);
-		if (!inside(r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len))
-			return setmsg(r, SONDE_E_FORMAT,
-				      "feature %u: section at 0x%" PRIx64 " (%" PRIu64
-				      " bytes) runs past the end of file (%zu bytes)",
-				      bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
+		if (!inside(r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len)) {
+			/* A cut file: keep the data and the features that are whole. */
+			r->feat.truncated = true;
+			setmsg(r, 0,
+			       "feature %u: section at 0x%" PRIx64 " (%" PRIu64
+			       " bytes) runs past the end of file (%zu bytes); dropped",
+			       bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
+			continue;
+		}
 		r->feat_present[bit] = true;
 	}
 	/* In bit order, as perf does: NRCPUS comes before CPU_TOPOLOGY. */
@@ -891,19 +895,12 @@ static int take_header_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint1
 static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *rec,
 		      uint16_t size, uint64_t off, uint64_t *extra)
 {
-	*extra = 0;
-	if (type == SONDE_PD_RECORD_HEADER_TRACING_DATA) {
-		if (size < 12)
-			return setmsg(r, SONDE_E_FORMAT,
-				      "HEADER_TRACING_DATA at offset 0x%" PRIx64 ": size %u too small",
-				      off, size);
-		*extra = pd_get32(rec + 8);
-	} else if (type == SONDE_PD_RECORD_AUXTRACE) {
-		if (size < 16)
-			return setmsg(r, SONDE_E_FORMAT,
-				      "AUXTRACE at offset 0x%" PRIx64 ": size %u too small", off, size);
-		*extra = pd_get64(rec + 8);
-	}
+	*extra = pd_record_extra(type, rec, size);
+	if ((type == SONDE_PD_RECORD_HEADER_TRACING_DATA && size < 12) ||
+	    (type == SONDE_PD_RECORD_AUXTRACE && size < 16))
+		return setmsg(r, SONDE_E_FORMAT,
+			      "%s at offset 0x%" PRIx64 ": size %u too small",
+			      sonde_pd_record_name(type), off, size);
 	return 0;
 }
 
@@ -981,8 +978,16 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		return r->err;
 	if (r->stream)
 		return next_stream(r, rec);
-	if (off >= r->data_end)
+	if (off >= r->data_end) {
+		if (r->truncated_file && r->tail == SONDE_PD_TAIL_CLEAN) {
+			r->tail = SONDE_PD_TAIL_TRUNCATED;
+			setmsg(r, 0,
+			       "the file ends at offset 0x%" PRIx64
+			       " inside the data section (which ends at 0x%" PRIx64 ")",
+			       off, r->hdr.data.offset + r->hdr.data.size);
+		}
 		return 0;
+	}
 	left = r->data_end - off;
 	p = r->base + off;
 	if (left < 8) {

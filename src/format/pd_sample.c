@@ -114,7 +114,7 @@ static const uint64_t *take_array(struct cur *c, uint64_t n, const char *what)
 {
 	const uint64_t *a = (const uint64_t *)(const void *)c->p;
 
-	if (n > UINT64_MAX / 8 || !need(c, n * 8, what))
+	if (!need(c, n > UINT64_MAX / 8 ? UINT64_MAX : n * 8, what))
 		return NULL;
 	c->p += n * 8;
 	return a;

@@ -309,10 +309,11 @@ static size_t whole_records(const uint8_t *buf, size_t n)
 
 	while (off + 8 <= n) {
 		uint16_t sz = pd_get16(buf + off + 6);
+		uint64_t all = sz + pd_record_extra(pd_get32(buf + off), buf + off, sz);
 
-		if (off + sz > n)
+		if (all > n - off)
 			break;
-		off += sz;
+		off += all;
 	}
 	return off;
 }
@@ -372,12 +373,13 @@ int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len
 			return fail(w, SONDE_E_FORMAT,
 				    "record type %u at buffer offset %zu: size %zu smaller than header",
 				    pd_get32(p + off), off, sz);
-		if (sz > len - off)
+		if (sz > len - off ||
+		    pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz) > len - off - sz)
 			return fail(w, SONDE_E_FORMAT,
 				    "record type %u at buffer offset %zu: size %zu runs past the "
 				    "buffer (%zu bytes left)",
 				    pd_get32(p + off), off, sz, len - off);
-		off += sz;
+		off += sz + pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz);
 	}
 	if (!w->begun && begin(w))
 		return w->err;

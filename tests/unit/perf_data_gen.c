@@ -8,7 +8,8 @@
  *   perf_data_gen OUT [-n SAMPLES] [-p PID] [-c COMM] [--tiny] [--pipe]
  *
  * --tiny leaves out the host features (small fuzz seeds); --pipe writes a
- * pipe-mode stream by hand (the writer makes file mode only).
+ * pipe-mode stream by hand (the writer makes file mode only); --abort
+ * syncs after the records and dies without closing (a killed recorder).
  */
 #include <sonde/perf_data.h>
 
@@ -191,7 +192,7 @@ static int write_pipe(const char *out, uint32_t pid, const char *comm, int n)
 int main(int argc, char **argv)
 {
 	const char *out = NULL, *comm = "sonde-fake";
-	int n = 10, tiny = 0, pipe = 0;
+	int n = 10, tiny = 0, pipe = 0, die = 0;
 	uint32_t pid = 4242;
 	struct sonde_pd_writer *w;
 	struct sonde_errmsg em;
@@ -212,11 +213,13 @@ int main(int argc, char **argv)
 			tiny = 1;
 		else if (!strcmp(argv[i], "--pipe"))
 			pipe = 1;
+		else if (!strcmp(argv[i], "--abort"))
+			die = 1;
 		else
 			out = argv[i];
 	}
 	if (!out) {
-		fprintf(stderr, "usage: perf_data_gen OUT [-n N] [-p PID] [-c COMM] [--tiny] [--pipe]\n");
+		fprintf(stderr, "usage: perf_data_gen OUT [-n N] [-p PID] [-c COMM] [--tiny] [--pipe] [--abort]\n");
 		return 2;
 	}
 	if (pipe)
@@ -239,6 +242,10 @@ int main(int argc, char **argv)
 						  26);
 	}
 	records(pid, comm, n, to_writer, w);
+	if (die) {
+		sonde_pd_writer_sync(w);
+		abort();
+	}
 	if (sonde_pd_writer_close(w, &em)) {
 		fprintf(stderr, "perf_data_gen: %s\n", em.text);
 		return 1;
