@@ -24,6 +24,15 @@ struct sonde_tp_name {
  * @tracefs: mounted tracefs root
  * @tps, @n: the recorded tracepoints (duplicates allowed; "ftrace" system
  *           events go to the ftrace section as perf puts them)
+ *
+ * Systems follow the order of their first mention in @tps, events the given
+ * order within their system, each once.  Numbers are in host byte order (the
+ * blob's endian byte says which); there is no trailing padding, so a caller
+ * putting the blob in a PERF_RECORD_HEADER_TRACING_DATA record (pipe mode)
+ * pads it to 8 bytes there, as perf's reader checks.  A missing format file
+ * fails with SONDE_E_UNKNOWN_EVENT and a message naming the tracepoint;
+ * missing printk_formats or saved_cmdlines are written as empty.
+ *
  * Return: 0 with *blob new (free()), or a negative code with @err set.
  */
 int sonde_tracing_data_build(const char *tracefs, const struct sonde_tp_name *tps, size_t n,
