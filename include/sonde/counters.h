@@ -26,6 +26,15 @@ struct sonde_target {
 	const char *procfs;               /* "/proc" */
 };
 
+/**
+ * sonde_target_tasks() - the tasks of @t: the workload, every thread of
+ * each process, each thread; none for a system-wide target
+ * Return: 0 with *tasks new (free()), or -ESRCH with @err naming the
+ * missing process.
+ */
+int sonde_target_tasks(const struct sonde_target *t, pid_t **tasks, size_t *n,
+		       struct sonde_errmsg *err);
+
 struct sonde_counter {
 	const struct sonde_event *ev; /* borrowed from the event list */
 	int *fds;                     /* owned: one per task or CPU, -1 where it did not open */

@@ -9,7 +9,6 @@
  */
 #include <sonde/counters.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -45,27 +44,10 @@ static int slots_add(struct slots *s, pid_t pid, int cpu)
 	return 0;
 }
 
-/* Every thread of process @pid, from /proc/PID/task. */
-static int slots_add_threads(struct slots *s, const char *procfs, pid_t pid)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-	int r = 0;
-
-	snprintf(path, sizeof(path), "%s/%d/task", procfs, (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while (!r && (de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
-			r = slots_add(s, (pid_t)atoi(de->d_name), -1);
-	closedir(d);
-	return r;
-}
-
 static int build_slots(struct slots *s, const struct sonde_target *t, struct sonde_errmsg *err)
 {
+	pid_t *tasks = NULL;
+	size_t n = 0;
 	int r = 0;
 
 	if (t->cpus) {
@@ -73,21 +55,10 @@ static int build_slots(struct slots *s, const struct sonde_target *t, struct son
 			r = slots_add(s, -1, t->cpus->cpus[i]);
 		return r;
 	}
-	if (t->workload > 0)
-		return slots_add(s, t->workload, -1);
-	for (size_t i = 0; !r && i < t->npids; i++) {
-		r = slots_add_threads(s, t->procfs, t->pids[i]);
-		if (r == -ENOENT)
-			return sonde_errmsg_set(err, -ESRCH, "no process with pid %d", (int)t->pids[i]);
-	}
-	for (size_t i = 0; !r && i < t->ntids; i++) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/%d", t->procfs, (int)t->tids[i]);
-		if (access(path, F_OK) < 0)
-			return sonde_errmsg_set(err, -ESRCH, "no thread with tid %d", (int)t->tids[i]);
-		r = slots_add(s, t->tids[i], -1);
-	}
+	r = sonde_target_tasks(t, &tasks, &n, err);
+	for (size_t i = 0; !r && i < n; i++)
+		r = slots_add(s, tasks[i], -1);
+	free(tasks);
 	return r;
 }
 

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sampling capture engine, shared by `sonde record` and the target
+ * agent: opens every event on every (task, CPU) slot, one mmap ring per
+ * CPU that all the CPU's fds redirect into (PERF_EVENT_IOC_SET_OUTPUT), and
+ * drains the rings into a sink.  It never symbolizes and depends on libc.
+ */
+#ifndef SONDE_RECORD_H
+#define SONDE_RECORD_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sonde/counters.h>
+#include <sonde/error.h>
+#include <sonde/evspec.h>
+#include <sonde/ring.h>
+
+enum sonde_callgraph { SONDE_CG_NONE, SONDE_CG_FP, SONDE_CG_DWARF };
+
+#define SONDE_RECORD_DEFAULT_FREQ 4000
+#define SONDE_RECORD_DEFAULT_PAGES 128 /* 512 KiB per CPU, as perf for root */
+#define SONDE_RECORD_DEFAULT_DWARF 8192
+#define SONDE_RECORD_MAX_DWARF 65528
+
+struct sonde_record_opts {
+	const struct sonde_evlist *events; /* borrowed */
+	struct sonde_target target;        /* borrowed arrays; cpus must be set (all CPUs
+					      for task targets too: rings are per CPU) */
+	uint64_t freq;                     /* -F; ignored when period is set */
+	uint64_t period;                   /* -c */
+	enum sonde_callgraph callgraph;
+	uint32_t dwarf_size;               /* user stack bytes per sample */
+	unsigned int pages;                /* data pages per ring, a power of two */
+	const char *const *filters;        /* per event: kernel filter or NULL; may be NULL */
+	bool system_wide;                  /* -a/-C: sample CPU numbers */
+};
+
+/* Per-CPU bookkeeping of what the rings delivered. */
+struct sonde_ring_stats {
+	int cpu;
+	uint64_t samples, lost, lost_records, throttles, bytes;
+	uint64_t first_time, last_time; /* of samples; first_time 0 until one came */
+};
+
+struct sonde_record {
+	struct sonde_record_opts o;
+	struct perf_event_attr *attrs; /* owned: the attr each event was opened with */
+	int *fds;                      /* owned: [event * nslots + slot], -1 where not opened */
+	uint64_t *ids;                 /* owned: kernel ids, same layout */
+	size_t nevents, nslots;
+	struct sonde_ring *rings;      /* owned: one per CPU */
+	struct sonde_ring_stats *stats;/* owned: one per ring */
+	size_t nrings;
+	bool build_ids;                /* the kernel puts build ids in MMAP2 */
+	size_t time_off;               /* offset of a sample's time (the same for every event) */
+	uint64_t max_freq;             /* kernel.perf_event_max_sample_rate */
+	uint64_t freq_asked;           /* when capped: what the user asked for */
+	struct sonde_errmsg err;
+	const struct sonde_event *failed; /* the event that could not open, or NULL */
+	int failed_err;
+};
+
+/**
+ * sonde_record_open() - open events and rings, disabled (a workload's start at exec)
+ * Return: 0 with *out new (sonde_record_close()), or a negative code with
+ * @err describing it; *out is then still set when the failure has an event
+ * to explain (out->failed) and must be closed.
+ */
+int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts *o);
+void sonde_record_close(struct sonde_record *r);
+int sonde_record_enable(struct sonde_record *r);
+int sonde_record_disable(struct sonde_record *r);
+
+/* Kernel ids of event @ev on every slot where it opened. Return: count. */
+size_t sonde_record_event_ids(const struct sonde_record *r, size_t ev, uint64_t *ids, size_t max);
+
+/* Fills @pfd with one entry per ring (POLLIN when its watermark is reached). */
+size_t sonde_record_pollfds(const struct sonde_record *r, struct pollfd *pfd, size_t max);
+
+/**
+ * sonde_record_drain() - empty every ring into @sink, counting what passes
+ * Return: bytes drained, or the sink's negative error.
+ */
+long sonde_record_drain(struct sonde_record *r, sonde_ring_sink sink, void *ctx);
+
+/* Bytes of the sample_id_all trailer of non-sample records (same for all events). */
+size_t sonde_record_id_hdr_size(const struct sonde_record *r);
+
+struct sonde_pd_writer;
+
+/**
+ * sonde_record_header_features() - the features known before the capture:
+ * host facts (hostname, os release, arch, CPUs, CPU description, memory)
+ * and the command line @argv that made the capture
+ */
+int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv);
+
+/**
+ * sonde_record_end_features() - the features known after it: tracing data
+ * (the format files of the recorded tracepoints, from @tracefs), the time
+ * of the first and last sample, module section addresses, and with
+ * @kallsyms a kallsyms snapshot
+ * Return: 0 or the first error (the others are still written).
+ */
+int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_record *r,
+			      const char *tracefs, bool kallsyms);
+
+/**
+ * sonde_record_build_ids() - HEADER_BUILD_ID entries for every object that
+ * got samples in the records written so far to @path (flushed first)
+ * Return: 0 or a negative code.
+ */
+int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs);
+
+#endif

@@ -1,0 +1,672 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sonde record: sample events into perf.data.
+ *
+ * Order of work: parse options, open the writer, fork the workload (held
+ * at its gate), open events and rings, declare the events to the writer,
+ * synthesize what already runs, then start.  The loop waits in ppoll() on
+ * the rings, the workload's pidfd and signals (unblocked only inside
+ * ppoll), drains every ring after each wake-up and marks the end of each
+ * pass with FINISHED_ROUND so readers can merge CPUs in time order.  Every
+ * way out (workload exit or crash, Ctrl-C, SIGTERM, a write error) goes
+ * through the same end: disable, final drain, features, close.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sonde/doctor.h>
+#include <sonde/evprobe.h>
+#include <sonde/perf_data.h>
+#include <sonde/record.h>
+#include <sonde/synth.h>
+#include <sonde/tracing_data.h>
+#include <sonde/workload.h>
+
+#include "cli.h"
+
+static const char record_usage[] =
+	"usage: sonde record [options] [-- COMMAND [ARGS]]\n"
+	"\n"
+	"Samples events into a perf.data file that sonde report and perf report read.\n"
+	"\n"
+	"  -e, --event SPEC       events to sample (default: cycles, or cpu-clock without a PMU)\n"
+	"      --filter EXPR      kernel filter for the tracepoints of the last -e\n"
+	"  -F, --freq HZ          samples per second (default 4000)\n"
+	"  -c, --count N          sample every N events\n"
+	"  -g                     call chains (frame pointers)\n"
+	"      --call-graph MODE  fp, or dwarf[,SIZE] (user stack copy, default 8192 bytes)\n"
+	"  -p, --pid PID[,PID]    record existing processes (and threads they create)\n"
+	"  -t, --tid TID[,TID]    record existing threads\n"
+	"  -a, --all-cpus         record every CPU (system wide)\n"
+	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
+	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old)\n"
+	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
+	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
+	"      --no-kallsyms      don't\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
+
+struct record_opts {
+	struct sonde_evlist events;
+	char **filters; /* per event, owned strings or NULL */
+	pid_t *pids, *tids;
+	size_t npids, ntids;
+	bool all_cpus;
+	const char *cpu_list;
+	uint64_t freq, period;
+	enum sonde_callgraph cg;
+	uint32_t dwarf_size;
+	unsigned int pages;
+	const char *output;
+	int kallsyms; /* -1 default, 0 no, 1 yes */
+	char **argv;
+};
+
+static volatile sig_atomic_t stop_signal, child_exited;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGCHLD)
+		child_exited = 1;
+	else
+		stop_signal = sig;
+}
+
+static int writer_sink(void *ctx, const void *buf, size_t len)
+{
+	return sonde_pd_writer_write(ctx, buf, len);
+}
+
+static int writer_emit(void *ctx, const void *rec, size_t len)
+{
+	return sonde_pd_writer_write(ctx, rec, len);
+}
+
+static int finished_round(struct sonde_pd_writer *w)
+{
+	struct perf_event_header h = {.type = SONDE_PD_RECORD_FINISHED_ROUND, .size = sizeof(h)};
+
+	return sonde_pd_writer_write(w, &h, sizeof(h));
+}
+
+static int parse_ids(const char *arg, pid_t **out, size_t *n)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+		pid_t *nv;
+
+		if (*end || v <= 0) {
+			r = cli_usage_error("record", "'%s' is not a process or thread id", tok);
+			break;
+		}
+		nv = realloc(*out, (*n + 1) * sizeof(**out));
+		if (!nv) {
+			r = -ENOMEM;
+			break;
+		}
+		*out = nv;
+		(*out)[(*n)++] = (pid_t)v;
+	}
+	free(copy);
+	return r;
+}
+
+static int parse_callgraph(const char *arg, struct record_opts *o)
+{
+	if (!strcmp(arg, "fp")) {
+		o->cg = SONDE_CG_FP;
+		return 0;
+	}
+	if (!strncmp(arg, "dwarf", 5) && (arg[5] == '\0' || arg[5] == ',')) {
+		o->cg = SONDE_CG_DWARF;
+		if (arg[5] == ',') {
+			char *end;
+			unsigned long v = strtoul(arg + 6, &end, 0);
+
+			if (*end || !v || v > SONDE_RECORD_MAX_DWARF)
+				return cli_usage_error("record",
+						       "dwarf stack size must be 1..%u bytes",
+						       SONDE_RECORD_MAX_DWARF);
+			/* The kernel wants a multiple of 8. */
+			o->dwarf_size = (uint32_t)((v + 7) & ~7ul);
+			if (o->dwarf_size > SONDE_RECORD_MAX_DWARF)
+				o->dwarf_size = SONDE_RECORD_MAX_DWARF;
+		}
+		return 0;
+	}
+	return cli_usage_error("record", "--call-graph takes fp or dwarf[,SIZE], not '%s'", arg);
+}
+
+static int set_filter(struct record_opts *o, size_t first, const char *expr)
+{
+	bool any = false;
+
+	for (size_t i = first; i < o->events.n; i++) {
+		if (o->events.events[i].kind != SONDE_EV_TRACEPOINT)
+			continue;
+		free(o->filters[i]);
+		o->filters[i] = strdup(expr);
+		if (!o->filters[i])
+			return -ENOMEM;
+		any = true;
+	}
+	if (!any)
+		return cli_usage_error("record", "--filter applies to a tracepoint: put it after -e SYS:EVENT");
+	return 0;
+}
+
+static int grow_filters(struct record_opts *o)
+{
+	char **f = realloc(o->filters, (o->events.n ? o->events.n : 1) * sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	o->filters = f;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
+{
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS };
+	static const struct option opts[] = {
+		{"event", required_argument, NULL, 'e'},
+		{"filter", required_argument, NULL, OPT_FILTER},
+		{"freq", required_argument, NULL, 'F'},
+		{"count", required_argument, NULL, 'c'},
+		{"call-graph", required_argument, NULL, OPT_CG},
+		{"pid", required_argument, NULL, 'p'},
+		{"tid", required_argument, NULL, 't'},
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"cpu", required_argument, NULL, 'C'},
+		{"output", required_argument, NULL, 'o'},
+		{"mmap-pages", required_argument, NULL, 'm'},
+		{"kallsyms", no_argument, NULL, OPT_KALLSYMS},
+		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	size_t last_first = 0;
+	char *end;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e': {
+			size_t before = o->events.n;
+
+			r = sonde_evlist_parse(&o->events, optarg, cli_roots(cli));
+			if (r < 0) {
+				cli_error("%s", o->events.err.text);
+				return EXIT_USAGE;
+			}
+			if (grow_filters(o) < 0)
+				return EXIT_FAIL;
+			for (size_t i = before; i < o->events.n; i++)
+				o->filters[i] = NULL;
+			last_first = before;
+			break;
+		}
+		case OPT_FILTER:
+			if ((r = set_filter(o, last_first, optarg)) != 0)
+				return r < 0 ? EXIT_FAIL : r;
+			break;
+		case 'F':
+			o->freq = strtoull(optarg, &end, 10);
+			if (*end || !o->freq)
+				return cli_usage_error("record", "-F needs a frequency in Hz");
+			break;
+		case 'c':
+			o->period = strtoull(optarg, &end, 10);
+			if (*end || !o->period)
+				return cli_usage_error("record", "-c needs a positive count");
+			break;
+		case 'g':
+			o->cg = SONDE_CG_FP;
+			break;
+		case OPT_CG:
+			if ((r = parse_callgraph(optarg, o)) != 0)
+				return r;
+			break;
+		case 'p':
+			if ((r = parse_ids(optarg, &o->pids, &o->npids)) != 0)
+				return r < 0 ? EXIT_FAIL : r;
+			break;
+		case 't':
+			if ((r = parse_ids(optarg, &o->tids, &o->ntids)) != 0)
+				return r < 0 ? EXIT_FAIL : r;
+			break;
+		case 'a':
+			o->all_cpus = true;
+			break;
+		case 'C':
+			o->cpu_list = optarg;
+			o->all_cpus = true;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'm': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
+				return cli_usage_error("record", "-m needs a power of two number of pages");
+			o->pages = (unsigned int)v;
+			break;
+		}
+		case OPT_KALLSYMS:
+			o->kallsyms = 1;
+			break;
+		case OPT_NO_KALLSYMS:
+			o->kallsyms = 0;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return -1;
+		default:
+			return cli_usage_error("record", "bad option");
+		}
+	}
+	if (optind < argc)
+		o->argv = &argv[optind];
+	if (!o->argv && !o->npids && !o->ntids && !o->all_cpus)
+		return cli_usage_error("record", "give a command (-- CMD), -p, -t, -a or -C");
+	if ((o->npids || o->ntids) && (o->all_cpus || o->argv))
+		return cli_usage_error("record", "-p/-t can't be combined with -a, -C or a command");
+	if (!o->events.n) {
+		/* perf's default is cycles; without a PMU it falls back to cpu-clock. */
+		const char *def = sonde_hw_pmu_probe() == 0 ? "cycles" : "cpu-clock";
+
+		if (sonde_evlist_parse(&o->events, def, cli_roots(cli)) < 0 || grow_filters(o) < 0)
+			return EXIT_FAIL;
+		o->filters[0] = NULL;
+	}
+	return 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* Keeps the previous capture as FILE.old, as perf does. */
+static void keep_old(const char *path)
+{
+	char old[4096];
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (rename(path, old) < 0)
+		cli_warn("can't keep %s as %s: %s", path, old, strerror(errno));
+}
+
+/* The command line as the user typed it: "sonde record ...". */
+static int record_header_features(struct sonde_pd_writer *w, int argc, char **argv)
+{
+	const char **full = calloc((size_t)argc + 2, sizeof(*full));
+	int r;
+
+	if (!full)
+		return -ENOMEM;
+	full[0] = "sonde";
+	for (int i = 0; i < argc; i++)
+		full[i + 1] = argv[i];
+	r = sonde_record_header_features(w, argc + 1, full);
+	free(full);
+	return r;
+}
+
+struct capture {
+	struct record_opts *o;
+	struct cli *cli;
+	struct sonde_pd_writer *w;
+	struct sonde_record *rec;
+	struct sonde_workload wl;
+	struct sonde_cpulist cpus;
+	int status;       /* workload wait status, -1 if none */
+	bool interrupted; /* stopped by a signal */
+	int write_err;
+};
+
+static int declare_events(struct capture *c)
+{
+	size_t max = c->rec->nslots;
+	uint64_t *ids = malloc((max ? max : 1) * sizeof(*ids));
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->rec->nevents; i++) {
+		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+						 ids, n);
+
+		if (r < 0) {
+			free(ids);
+			return r;
+		}
+	}
+	free(ids);
+	return 0;
+}
+
+static int synthesize(struct capture *c)
+{
+	struct sonde_synth s = {
+		.procfs = "/proc",
+		.sysfs = "/sys",
+		.id_hdr_size = sonde_record_id_hdr_size(c->rec),
+		.emit = writer_emit,
+		.ctx = c->w,
+	};
+	int r = sonde_synth_kernel_mmap(&s);
+
+	if (r == 0)
+		r = sonde_synth_modules(&s);
+	if (r == 0 && c->o->all_cpus)
+		r = sonde_synth_all_processes(&s);
+	for (size_t i = 0; r == 0 && i < c->o->npids; i++)
+		r = sonde_synth_process(&s, c->o->pids[i]);
+	/* A thread's process is synthesized whole: perf does the same. */
+	for (size_t i = 0; r == 0 && i < c->o->ntids; i++)
+		r = sonde_synth_process(&s, c->o->tids[i]);
+	return r;
+}
+
+/* The capture loop.  Returns when the capture should end. */
+static void capture_loop(struct capture *c, const sigset_t *waitmask)
+{
+	struct pollfd pfd[1024];
+	size_t nrings = sonde_record_pollfds(c->rec, pfd, 1000), n = nrings;
+	int pidfd = -1;
+
+	if (c->wl.pid > 0) {
+		pidfd = (int)syscall(SYS_pidfd_open, c->wl.pid, 0);
+		if (pidfd >= 0) {
+			pfd[n].fd = pidfd;
+			pfd[n].events = POLLIN;
+			n++;
+		}
+	}
+	for (;;) {
+		long got;
+		int pr;
+
+		if (stop_signal) {
+			c->interrupted = true;
+			if (c->wl.pid > 0)
+				kill(c->wl.pid, stop_signal);
+			stop_signal = 0;
+			if (c->wl.pid <= 0)
+				break;
+		}
+		if (c->wl.pid > 0 && (child_exited || (pidfd >= 0 && pfd[nrings].revents))) {
+			int status;
+
+			child_exited = 0;
+			if (waitpid(c->wl.pid, &status, WNOHANG) == c->wl.pid) {
+				c->status = status;
+				break;
+			}
+		}
+		pr = ppoll(pfd, n, NULL, waitmask);
+		if (pr < 0 && errno != EINTR)
+			break;
+		got = sonde_record_drain(c->rec, writer_sink, c->w);
+		if (got > 0)
+			finished_round(c->w);
+		if (got < 0 || sonde_pd_writer_error(c->w)) {
+			c->write_err = got < 0 ? (int)got : sonde_pd_writer_error(c->w);
+			break;
+		}
+		/* Attached targets gone: every ring hung up. */
+		if (c->wl.pid <= 0 && !c->o->all_cpus) {
+			size_t hup = 0;
+
+			for (size_t k = 0; k < nrings; k++)
+				hup += !!(pfd[k].revents & POLLHUP);
+			if (hup == nrings)
+				break;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+static void print_summary(struct capture *c)
+{
+	uint64_t samples = 0, lost = 0, throttles = 0;
+	char lost_cpus[256] = "";
+	size_t used = 0;
+
+	for (size_t k = 0; k < c->rec->nrings; k++) {
+		const struct sonde_ring_stats *st = &c->rec->stats[k];
+
+		samples += st->samples;
+		throttles += st->throttles;
+		if (st->lost) {
+			lost += st->lost;
+			used += (size_t)snprintf(lost_cpus + used, sizeof(lost_cpus) - used,
+						 "%s%d:%llu", used ? " " : "", st->cpu,
+						 (unsigned long long)st->lost);
+			if (used >= sizeof(lost_cpus))
+				used = sizeof(lost_cpus) - 1;
+		}
+	}
+	fprintf(stderr, "[ sonde record: captured and wrote %.3f MB %s (%llu samples",
+		(double)sonde_pd_writer_data_size(c->w) / (1024.0 * 1024.0), c->o->output,
+		(unsigned long long)samples);
+	if (lost)
+		fprintf(stderr, ", %llu lost on CPUs %s", (unsigned long long)lost, lost_cpus);
+	if (throttles)
+		fprintf(stderr, ", throttled %llu times", (unsigned long long)throttles);
+	fprintf(stderr, ") ]\n");
+}
+
+static int workload_exit_code(int status)
+{
+	if (status < 0)
+		return EXIT_OK;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_FAIL;
+}
+
+static int run_capture(struct capture *c, int argc, char **argv)
+{
+	struct record_opts *o = c->o;
+	struct sonde_record_opts ro = {0};
+	struct sonde_errmsg err = {{0}};
+	sigset_t block, waitmask;
+	int r, ret = EXIT_FAIL;
+
+	r = o->cpu_list ? sonde_cpulist_parse(o->cpu_list, &c->cpus)
+			: sonde_cpulist_online("/sys", &c->cpus);
+	if (r < 0) {
+		cli_error("bad CPU list '%s'", o->cpu_list ? o->cpu_list : "(online)");
+		return EXIT_USAGE;
+	}
+	keep_old(o->output);
+	r = sonde_pd_writer_open(&c->w, o->output, &err);
+	if (r < 0) {
+		cli_error("%s", err.text[0] ? err.text : strerror(-r));
+		return EXIT_FAIL;
+	}
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGCHLD);
+
+	if (o->argv) {
+		r = sonde_workload_prepare(&c->wl, o->argv);
+		if (r < 0) {
+			cli_error("can't start '%s': %s", o->argv[0], strerror(-r));
+			goto out;
+		}
+	}
+	ro.events = &o->events;
+	ro.target.workload = c->wl.pid;
+	ro.target.pids = o->pids;
+	ro.target.npids = o->npids;
+	ro.target.tids = o->tids;
+	ro.target.ntids = o->ntids;
+	ro.target.cpus = &c->cpus;
+	ro.target.procfs = "/proc";
+	ro.freq = o->freq;
+	ro.period = o->period;
+	ro.callgraph = o->cg;
+	ro.dwarf_size = o->dwarf_size;
+	ro.pages = o->pages;
+	ro.filters = (const char *const *)o->filters;
+	ro.system_wide = o->all_cpus;
+	r = sonde_record_open(&c->rec, &ro);
+	if (r < 0) {
+		char why[512];
+
+		if (c->rec && c->rec->failed)
+			cli_error("%s\n  %s", c->rec->err.text,
+				  sonde_doctor_explain_open_error(&c->rec->failed->attr,
+								  c->rec->failed_err, why, sizeof(why)));
+		else
+			cli_error("%s", c->rec ? c->rec->err.text : strerror(-r));
+		sonde_workload_abort(&c->wl);
+		goto out;
+	}
+	if (c->rec->freq_asked)
+		cli_warn("maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
+			 "(raise kernel.perf_event_max_sample_rate to sample faster)",
+			 (unsigned long long)c->rec->max_freq,
+			 (unsigned long long)c->rec->freq_asked,
+			 (unsigned long long)c->rec->max_freq);
+	r = declare_events(c);
+	if (r == 0)
+		r = record_header_features(c->w, argc, argv);
+	if (r == 0)
+		r = synthesize(c);
+	if (r < 0) {
+		cli_error("can't write %s: %s", o->output, sonde_pd_writer_errmsg(c->w)[0]
+				 ? sonde_pd_writer_errmsg(c->w) : strerror(-r));
+		sonde_workload_abort(&c->wl);
+		goto out;
+	}
+	if (c->wl.pid > 0) {
+		r = sonde_workload_start(&c->wl);
+		if (r < 0) {
+			cli_error("can't run '%s': %s", o->argv[0], strerror(-r));
+			ret = 127;
+			goto out;
+		}
+		if (o->all_cpus)
+			sonde_record_enable(c->rec);
+	} else {
+		sonde_record_enable(c->rec);
+	}
+	capture_loop(c, &waitmask);
+	sonde_record_disable(c->rec);
+	if (c->wl.pid > 0 && c->status < 0) {
+		/* Stopped early: the workload got our signal; reap it. */
+		int status;
+
+		if (waitpid(c->wl.pid, &status, 0) == c->wl.pid)
+			c->status = status;
+	}
+	if (!c->write_err && sonde_record_drain(c->rec, writer_sink, c->w) > 0)
+		finished_round(c->w);
+	ret = EXIT_OK;
+out:
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	return ret;
+}
+
+int cmd_record(int argc, char **argv, struct cli *cli)
+{
+	struct record_opts o = {
+		.freq = SONDE_RECORD_DEFAULT_FREQ,
+		.dwarf_size = SONDE_RECORD_DEFAULT_DWARF,
+		.pages = SONDE_RECORD_DEFAULT_PAGES,
+		.output = "perf.data",
+		.kallsyms = -1,
+	};
+	struct capture c = {.o = &o, .cli = cli, .status = -1, .wl = {.pid = -1, .go_fd = -1,
+								       .err_fd = -1}};
+	struct sigaction sa;
+	struct sonde_errmsg err = {{0}};
+	int ret;
+
+	sonde_evlist_init(&o.events);
+	ret = parse_options(argc, argv, &o, cli);
+	if (ret != 0) {
+		ret = ret < 0 ? EXIT_OK : ret;
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+
+	ret = run_capture(&c, argc, argv);
+	if (c.w) {
+		int r = 0;
+
+		if (c.rec && ret == EXIT_OK)
+			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
+						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
+		if (c.rec && ret == EXIT_OK && !c.write_err) {
+			int b = sonde_record_build_ids(c.w, o.output, "/sys");
+
+			if (b < 0 && !r)
+				r = b;
+		}
+		if (c.write_err || sonde_pd_writer_error(c.w))
+			cli_error("writing %s failed: %s; the file keeps the records written before",
+				  o.output, sonde_pd_writer_errmsg(c.w));
+		else if (r < 0)
+			cli_warn("some header features could not be written: %s", strerror(-r));
+		if (c.rec && ret == EXIT_OK)
+			print_summary(&c);
+		if (sonde_pd_writer_close(c.w, &err) < 0) {
+			if (!c.write_err)
+				cli_error("closing %s: %s", o.output, err.text);
+			ret = EXIT_FAIL;
+		} else if (c.write_err) {
+			ret = EXIT_FAIL;
+		}
+	}
+	if (ret == EXIT_OK && o.argv)
+		ret = workload_exit_code(c.status);
+	sonde_record_close(c.rec);
+	sonde_cpulist_fini(&c.cpus);
+out:
+	if (o.filters)
+		for (size_t i = 0; i < o.events.n; i++)
+			free(o.filters[i]);
+	free(o.filters);
+	free(o.pids);
+	free(o.tids);
+	sonde_evlist_fini(&o.events);
+	return ret;
+}
