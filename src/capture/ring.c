@@ -54,7 +54,8 @@ long sonde_ring_drain(struct sonde_ring *r, sonde_ring_sink sink, void *ctx)
 
 		/* Gather whole records that don't cross the end of the buffer. */
 		while (tail + run < head) {
-			uint64_t o = (tail + run) & r->mask;
+			/* Not masked: a run ends at the end of the buffer, never wraps. */
+			uint64_t o = off + run;
 			struct perf_event_header h;
 
 			if (o + sizeof(h) > size)
