@@ -327,10 +327,10 @@ struct sonde_pd_record {
 	uint32_t type;
 	uint16_t misc;
 	uint16_t size;
-	const void *data;	     /* borrowed: the whole record, header included,
-				      * 8-byte aligned, valid until the next call */
-	const void *extra;	     /* bytes following the record outside its size
-				      * (AUXTRACE data, pipe-mode tracing data), or NULL */
+	const void *data;  /* borrowed: the whole record, header included,
+			    * 8-byte aligned, valid until the next call */
+	const void *extra; /* bytes following the record outside its size
+			    * (AUXTRACE data, pipe-mode tracing data), or NULL */
 	uint64_t extra_size;
 	const struct sonde_pd_attr *attr; /* event of a kernel record, NULL if unknown */
 };
@@ -438,7 +438,7 @@ struct sonde_pd_reader;
 /* How the data section ended. */
 enum sonde_pd_tail {
 	SONDE_PD_TAIL_CLEAN = 0,
-	SONDE_PD_TAIL_TRUNCATED, /* the file ends inside the data section */
+	SONDE_PD_TAIL_TRUNCATED,  /* the file ends inside the data section */
 	SONDE_PD_TAIL_UNFINISHED, /* data size 0 in the header: read to EOF */
 };
 
@@ -497,7 +497,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
  * Compressed records (PERF_RECORD_COMPRESSED) are handed out as they are
  * for now; a decompressor hook will expand them into the iteration.
  */
-typedef int (*sonde_pd_decompress_fn)(void *ctx, const void *src, size_t len, void *dst,
-				      size_t cap, size_t *out_len);
+typedef int (*sonde_pd_decompress_fn)(void *ctx, const void *src, size_t len, void *dst, size_t cap,
+				      size_t *out_len);
 
 #endif

@@ -74,7 +74,7 @@ struct sonde_pd_reader {
 	uint64_t data_start, data_end, pos;
 	bool truncated_file; /* the declared data end lies past the end of file */
 	enum sonde_pd_tail tail;
-	int err; /* sticky iteration error */
+	int err;	  /* sticky iteration error */
 	uint8_t *scratch; /* aligned copy of an unaligned record */
 	uint8_t *sbuf;	  /* stream mode: the current record */
 	size_t scap, slen;
@@ -82,7 +82,7 @@ struct sonde_pd_reader {
 };
 
 static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
 {
@@ -545,7 +545,8 @@ static int read_header(struct sonde_pd_reader *r)
 		return setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "byte-swapped (other-endian) perf.data is not supported");
 	if (memcmp(b, "PERFFILE", 8) == 0)
-		return setmsg(r, SONDE_E_NOT_SUPPORTED, "old (PERFFILE) perf.data is not supported");
+		return setmsg(r, SONDE_E_NOT_SUPPORTED,
+			      "old (PERFFILE) perf.data is not supported");
 	if (magic != SONDE_PD_MAGIC)
 		return setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
 	h->magic = magic;
@@ -564,8 +565,9 @@ static int read_header(struct sonde_pd_reader *r)
 		return setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "a file-mode perf.data can't be read from a pipe");
 	if (r->len < h->size)
-		return setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for the %" PRIu64
-			      "-byte perf.data header", r->len, h->size);
+		return setmsg(r, SONDE_E_TRUNCATED,
+			      "%zu bytes: too small for the %" PRIu64 "-byte perf.data header",
+			      r->len, h->size);
 	h->attr_size = pd_get64(b + 16);
 	h->attrs.offset = pd_get64(b + 24);
 	h->attrs.size = pd_get64(b + 32);
@@ -582,8 +584,8 @@ static int read_header(struct sonde_pd_reader *r)
 			      "header: data offset 0x%" PRIx64 " outside the file (%zu bytes)",
 			      h->data.offset, r->len);
 	r->data_start = h->data.offset;
-	if (h->data.size == 0 && r->len > h->data.offset && !(h->features[0] | h->features[1] |
-							      h->features[2] | h->features[3])) {
+	if (h->data.size == 0 && r->len > h->data.offset &&
+	    !(h->features[0] | h->features[1] | h->features[2] | h->features[3])) {
 		/* Never finalized: read whatever whole records there are. */
 		r->tail = SONDE_PD_TAIL_UNFINISHED;
 		r->data_end = r->len;
@@ -858,8 +860,8 @@ static const struct sonde_pd_attr *record_attr(const struct sonde_pd_reader *r, 
 		if (t & PERF_SAMPLE_IDENTIFIER)
 			pos = (size_t)size - 8;
 		else
-			pos = (size_t)size - 8 * (1 + !!(t & PERF_SAMPLE_STREAM_ID) +
-						  !!(t & PERF_SAMPLE_CPU));
+			pos = (size_t)size -
+			      8 * (1 + !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU));
 		if (pos < 8 || pos > size)
 			return NULL;
 	}
@@ -878,28 +880,28 @@ static int take_header_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint1
 	int err;
 
 	if (size < 8 + PERF_ATTR_SIZE_VER0)
-		return setmsg(r, SONDE_E_FORMAT, "HEADER_ATTR at offset 0x%" PRIx64 ": size %u too small",
-			      off, size);
+		return setmsg(r, SONDE_E_FORMAT,
+			      "HEADER_ATTR at offset 0x%" PRIx64 ": size %u too small", off, size);
 	asz = pd_get32(rec + 8 + 4);
 	if (asz == 0)
 		asz = PERF_ATTR_SIZE_VER0;
 	if (asz < PERF_ATTR_SIZE_VER0 || asz > size - 8u || (size - 8u - asz) % 8)
 		return setmsg(r, SONDE_E_FORMAT,
-			      "HEADER_ATTR at offset 0x%" PRIx64 ": attr size %u does not fit record size %u",
+			      "HEADER_ATTR at offset 0x%" PRIx64
+			      ": attr size %u does not fit record size %u",
 			      off, asz, size);
 	err = add_attr(r, rec + 8, asz, rec + 8 + asz, (size - 8u - asz) / 8);
 	return err ? err : index_ids(r);
 }
 
 /* How many bytes follow a record outside its size, or an error. */
-static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *rec,
-		      uint16_t size, uint64_t off, uint64_t *extra)
+static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *rec, uint16_t size,
+		      uint64_t off, uint64_t *extra)
 {
 	*extra = pd_record_extra(type, rec, size);
 	if ((type == SONDE_PD_RECORD_HEADER_TRACING_DATA && size < 12) ||
 	    (type == SONDE_PD_RECORD_AUXTRACE && size < 16))
-		return setmsg(r, SONDE_E_FORMAT,
-			      "%s at offset 0x%" PRIx64 ": size %u too small",
+		return setmsg(r, SONDE_E_FORMAT, "%s at offset 0x%" PRIx64 ": size %u too small",
 			      sonde_pd_record_name(type), off, size);
 	return 0;
 }
@@ -944,8 +946,8 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		return r->err = err;
 	if (extra > STREAM_MAX - size)
 		return r->err = setmsg(r, SONDE_E_LIMIT,
-				       "record type %u at offset 0x%" PRIx64
-				       ": %" PRIu64 " bytes of trailing data",
+				       "record type %u at offset 0x%" PRIx64 ": %" PRIu64
+				       " bytes of trailing data",
 				       type, off, extra);
 	if ((err = stream_fill(r, size + extra)))
 		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
@@ -994,8 +996,8 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
 			return truncated_tail(r, off, "the file ends inside a record header");
 		return r->err = setmsg(r, SONDE_E_FORMAT,
-				       "record at offset 0x%" PRIx64
-				       ": %" PRIu64 " bytes left in the data section, less than a header",
+				       "record at offset 0x%" PRIx64 ": %" PRIu64
+				       " bytes left in the data section, less than a header",
 				       off, left);
 	}
 	type = pd_get32(p);
@@ -1057,13 +1059,15 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		if (!rec->attr)
 			return setmsg(r, SONDE_E_FORMAT,
-				      "sample at offset 0x%" PRIx64 ": no event with its id", rec->offset);
+				      "sample at offset 0x%" PRIx64 ": no event with its id",
+				      rec->offset);
 		err = sonde_pd_sample_parse(&rec->attr->attr, p, rec->size, &ev->sample, &what);
 		if (err)
-			return setmsg(r, err, "sample at offset 0x%" PRIx64 ": %s %s (record size %u)",
-				      rec->offset, what,
-				      err == SONDE_E_TRUNCATED ? "runs past the record" : "is invalid",
-				      rec->size);
+			return setmsg(
+			    r, err, "sample at offset 0x%" PRIx64 ": %s %s (record size %u)",
+			    rec->offset, what,
+			    err == SONDE_E_TRUNCATED ? "runs past the record" : "is invalid",
+			    rec->size);
 		return 0;
 	}
 	if (rec->attr) {
@@ -1100,9 +1104,10 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		return 0;
 	}
 	if ((size_t)(end - p) < fixed)
-		return setmsg(r, SONDE_E_FORMAT,
-			      "%s at offset 0x%" PRIx64 ": size %u smaller than its %zu fixed bytes",
-			      sonde_pd_record_name(rec->type), rec->offset, rec->size, fixed + trailer);
+		return setmsg(
+		    r, SONDE_E_FORMAT,
+		    "%s at offset 0x%" PRIx64 ": size %u smaller than its %zu fixed bytes",
+		    sonde_pd_record_name(rec->type), rec->offset, rec->size, fixed + trailer);
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
@@ -1139,7 +1144,8 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		ev->comm.comm = body_string(p + 16, end);
 		if (!ev->comm.comm)
 			return setmsg(r, SONDE_E_FORMAT,
-				      "COMM at offset 0x%" PRIx64 ": name not terminated", rec->offset);
+				      "COMM at offset 0x%" PRIx64 ": name not terminated",
+				      rec->offset);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:

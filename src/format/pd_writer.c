@@ -66,7 +66,7 @@ struct sonde_pd_writer {
 };
 
 static int fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Records the first error; later ones keep the first message. */
 static int fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
@@ -331,8 +331,8 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 		if (ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)) == 0)
 			write_header(w, false);
 		return fail(w, err,
-			    "writing records at offset 0x%" PRIx64 ": %s (data kept up to 0x%" PRIx64
-			    ")",
+			    "writing records at offset 0x%" PRIx64
+			    ": %s (data kept up to 0x%" PRIx64 ")",
 			    off + done, sonde_strerror(err), w->data_offset + w->disk_size);
 	}
 	w->disk_size += len;
@@ -365,14 +365,16 @@ int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len
 		size_t sz;
 
 		if (len - off < sizeof(struct perf_event_header))
-			return fail(w, SONDE_E_FORMAT,
-				    "record at buffer offset %zu: %zu bytes left, less than a header",
-				    off, len - off);
+			return fail(
+			    w, SONDE_E_FORMAT,
+			    "record at buffer offset %zu: %zu bytes left, less than a header", off,
+			    len - off);
 		sz = pd_get16(p + off + 6);
 		if (sz < sizeof(struct perf_event_header))
-			return fail(w, SONDE_E_FORMAT,
-				    "record type %u at buffer offset %zu: size %zu smaller than header",
-				    pd_get32(p + off), off, sz);
+			return fail(
+			    w, SONDE_E_FORMAT,
+			    "record type %u at buffer offset %zu: size %zu smaller than header",
+			    pd_get32(p + off), off, sz);
 		if (sz > len - off ||
 		    pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz) > len - off - sz)
 			return fail(w, SONDE_E_FORMAT,
@@ -493,9 +495,9 @@ int sonde_pd_writer_set_host(struct sonde_pd_writer *w, const struct sonde_pd_ho
 		unsigned feat;
 		const char *s;
 	} strs[] = {
-		{SONDE_PD_FEAT_HOSTNAME, h->hostname}, {SONDE_PD_FEAT_OSRELEASE, h->osrelease},
-		{SONDE_PD_FEAT_VERSION, h->version},   {SONDE_PD_FEAT_ARCH, h->arch},
-		{SONDE_PD_FEAT_CPUDESC, h->cpudesc},   {SONDE_PD_FEAT_CPUID, h->cpuid},
+	    {SONDE_PD_FEAT_HOSTNAME, h->hostname}, {SONDE_PD_FEAT_OSRELEASE, h->osrelease},
+	    {SONDE_PD_FEAT_VERSION, h->version},   {SONDE_PD_FEAT_ARCH, h->arch},
+	    {SONDE_PD_FEAT_CPUDESC, h->cpudesc},   {SONDE_PD_FEAT_CPUID, h->cpuid},
 	};
 
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)

@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (ev.sample.stack_user_size)
 					sink += ev.sample.stack_user[ev.sample.stack_user_size - 1];
 				if (ev.sample.branch_nr)
-					sink += ev.sample.branch_entries[ev.sample.branch_nr * 3 - 1];
+					sink +=
+					    ev.sample.branch_entries[ev.sample.branch_nr * 3 - 1];
 				if (ev.sample.read_values && ev.sample.read_nr)
 					sink += ev.sample.read_values[ev.sample.read_nr *
 									  ev.sample.read_stride -

@@ -102,8 +102,9 @@ int main(int argc, char **argv)
 			callchain_samples += ev.sample.callchain_nr > 0;
 			raw_samples += ev.sample.raw_size > 0;
 		} else if (rec.type == PERF_RECORD_COMM && clen + 40 < sizeof(comms)) {
-			clen += (size_t)snprintf(comms + clen, sizeof(comms) - clen, "%s[%u,\"%s\"]",
-						 clen ? ", " : "", ev.comm.pid, ev.comm.comm);
+			clen +=
+			    (size_t)snprintf(comms + clen, sizeof(comms) - clen, "%s[%u,\"%s\"]",
+					     clen ? ", " : "", ev.comm.pid, ev.comm.comm);
 		}
 	}
 	/* events after the records: pipe mode learns them from HEADER_ATTR */
@@ -129,10 +130,10 @@ int main(int argc, char **argv)
 	       ",\n\"raw_samples\": %" PRIu64 ",\n\"parse_errors\": %" PRIu64 ",\n",
 	       samples, callchain_samples, raw_samples, parse_errors);
 	printf("\"comms\": [%s],\n", comms);
-	printf("\"tail\": \"%s\",\n",
-	       sonde_pd_reader_tail(r) == SONDE_PD_TAIL_CLEAN	 ? "clean"
-	       : sonde_pd_reader_tail(r) == SONDE_PD_TAIL_TRUNCATED ? "truncated"
-								   : "unfinished");
+	printf("\"tail\": \"%s\",\n", sonde_pd_reader_tail(r) == SONDE_PD_TAIL_CLEAN ? "clean"
+				      : sonde_pd_reader_tail(r) == SONDE_PD_TAIL_TRUNCATED
+					  ? "truncated"
+					  : "unfinished");
 	printf("\"error\": ");
 	if (ret < 0)
 		jstr(sonde_pd_reader_errmsg(r));

@@ -199,8 +199,8 @@ int main(int argc, char **argv)
 	struct perf_event_attr a;
 	struct sonde_pd_host h;
 	uint64_t id = SAMPLE_ID;
-	static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
-					7,    8,    9,    10,   11, 12, 13, 14, 15, 16};
+	static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
+					7,    8,    9,	  10,	11, 12, 13, 14, 15, 16};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -219,7 +219,8 @@ int main(int argc, char **argv)
 			out = argv[i];
 	}
 	if (!out) {
-		fprintf(stderr, "usage: perf_data_gen OUT [-n N] [-p PID] [-c COMM] [--tiny] [--pipe] [--abort]\n");
+		fprintf(stderr, "usage: perf_data_gen OUT [-n N] [-p PID] [-c COMM] [--tiny] "
+				"[--pipe] [--abort]\n");
 		return 2;
 	}
 	if (pipe)
@@ -238,8 +239,8 @@ int main(int argc, char **argv)
 					     "/nonexistent/sonde-fake.so");
 		sonde_pd_writer_set_sample_time(w, 1000001000ull,
 						1000001000ull + 1000000ull * (uint64_t)(n - 1));
-		sonde_pd_writer_set_sonde_feature(w, SONDE_PD_SFEAT_KALLSYMS, "ffffffff81000000 T _text\n",
-						  26);
+		sonde_pd_writer_set_sonde_feature(w, SONDE_PD_SFEAT_KALLSYMS,
+						  "ffffffff81000000 T _text\n", 26);
 	}
 	records(pid, comm, n, to_writer, w);
 	if (die) {

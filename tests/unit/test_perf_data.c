@@ -247,10 +247,10 @@ static void build_full_sample(struct rb *b)
 	rb_64(b, 16); /* STACK_USER size */
 	rb_64(b, 0x1111);
 	rb_64(b, 0x2222);
-	rb_64(b, 8);	/* dyn size */
-	rb_64(b, 55);	/* WEIGHT */
-	rb_64(b, 66);	/* DATA_SRC */
-	rb_64(b, 77);	/* TRANSACTION */
+	rb_64(b, 8);  /* dyn size */
+	rb_64(b, 55); /* WEIGHT */
+	rb_64(b, 66); /* DATA_SRC */
+	rb_64(b, 77); /* TRANSACTION */
 	rb_64(b, PERF_SAMPLE_REGS_ABI_64);
 	rb_64(b, 200);
 	rb_64(b, 201);
@@ -577,7 +577,10 @@ struct rt_case {
 	void (*check)(const struct sonde_pd_event *ev, const struct sonde_pd_record *rec);
 };
 
-#define OPAQUE(t) {t, build_opaque, check_opaque}
+#define OPAQUE(t)                                                                                  \
+	{                                                                                          \
+		t, build_opaque, check_opaque                                                      \
+	}
 
 /*
  * The tripwire: every record type sonde names must have a row here.  When
@@ -585,47 +588,47 @@ struct rt_case {
  * type gets a round trip.
  */
 static const struct rt_case cases[] = {
-	{PERF_RECORD_MMAP, build_mmap, check_mmap},
-	{PERF_RECORD_LOST, build_lost, check_lost},
-	{PERF_RECORD_COMM, build_comm, check_comm},
-	{PERF_RECORD_EXIT, build_exit, check_fork},
-	{PERF_RECORD_THROTTLE, build_throttle, check_throttle},
-	{PERF_RECORD_UNTHROTTLE, build_unthrottle, check_throttle},
-	{PERF_RECORD_FORK, build_fork, check_fork},
-	OPAQUE(PERF_RECORD_READ),
-	{PERF_RECORD_SAMPLE, build_full_sample, check_full_sample},
-	{PERF_RECORD_SAMPLE, build_plain_sample, check_plain_sample},
-	{PERF_RECORD_MMAP2, build_mmap2, check_mmap2},
-	OPAQUE(PERF_RECORD_AUX),
-	OPAQUE(PERF_RECORD_ITRACE_START),
-	OPAQUE(PERF_RECORD_LOST_SAMPLES),
-	OPAQUE(PERF_RECORD_SWITCH),
-	OPAQUE(PERF_RECORD_SWITCH_CPU_WIDE),
-	OPAQUE(PERF_RECORD_NAMESPACES),
-	OPAQUE(PERF_RECORD_KSYMBOL),
-	OPAQUE(PERF_RECORD_BPF_EVENT),
-	OPAQUE(PERF_RECORD_CGROUP),
-	OPAQUE(PERF_RECORD_TEXT_POKE),
-	OPAQUE(21 /* AUX_OUTPUT_HW_ID */),
-	OPAQUE(SONDE_PD_RECORD_HEADER_ATTR),
-	OPAQUE(SONDE_PD_RECORD_HEADER_EVENT_TYPE),
-	{SONDE_PD_RECORD_HEADER_TRACING_DATA, build_tracing_data_rec, check_tracing_data_rec},
-	OPAQUE(SONDE_PD_RECORD_HEADER_BUILD_ID),
-	OPAQUE(SONDE_PD_RECORD_FINISHED_ROUND),
-	OPAQUE(SONDE_PD_RECORD_ID_INDEX),
-	OPAQUE(SONDE_PD_RECORD_AUXTRACE_INFO),
-	{SONDE_PD_RECORD_AUXTRACE, build_auxtrace, check_auxtrace},
-	OPAQUE(SONDE_PD_RECORD_AUXTRACE_ERROR),
-	OPAQUE(SONDE_PD_RECORD_THREAD_MAP),
-	OPAQUE(SONDE_PD_RECORD_CPU_MAP),
-	OPAQUE(SONDE_PD_RECORD_STAT_CONFIG),
-	OPAQUE(SONDE_PD_RECORD_STAT),
-	OPAQUE(SONDE_PD_RECORD_STAT_ROUND),
-	OPAQUE(SONDE_PD_RECORD_EVENT_UPDATE),
-	OPAQUE(SONDE_PD_RECORD_TIME_CONV),
-	OPAQUE(SONDE_PD_RECORD_HEADER_FEATURE),
-	OPAQUE(SONDE_PD_RECORD_COMPRESSED),
-	OPAQUE(SONDE_PD_RECORD_FINISHED_INIT),
+    {PERF_RECORD_MMAP, build_mmap, check_mmap},
+    {PERF_RECORD_LOST, build_lost, check_lost},
+    {PERF_RECORD_COMM, build_comm, check_comm},
+    {PERF_RECORD_EXIT, build_exit, check_fork},
+    {PERF_RECORD_THROTTLE, build_throttle, check_throttle},
+    {PERF_RECORD_UNTHROTTLE, build_unthrottle, check_throttle},
+    {PERF_RECORD_FORK, build_fork, check_fork},
+    OPAQUE(PERF_RECORD_READ),
+    {PERF_RECORD_SAMPLE, build_full_sample, check_full_sample},
+    {PERF_RECORD_SAMPLE, build_plain_sample, check_plain_sample},
+    {PERF_RECORD_MMAP2, build_mmap2, check_mmap2},
+    OPAQUE(PERF_RECORD_AUX),
+    OPAQUE(PERF_RECORD_ITRACE_START),
+    OPAQUE(PERF_RECORD_LOST_SAMPLES),
+    OPAQUE(PERF_RECORD_SWITCH),
+    OPAQUE(PERF_RECORD_SWITCH_CPU_WIDE),
+    OPAQUE(PERF_RECORD_NAMESPACES),
+    OPAQUE(PERF_RECORD_KSYMBOL),
+    OPAQUE(PERF_RECORD_BPF_EVENT),
+    OPAQUE(PERF_RECORD_CGROUP),
+    OPAQUE(PERF_RECORD_TEXT_POKE),
+    OPAQUE(21 /* AUX_OUTPUT_HW_ID */),
+    OPAQUE(SONDE_PD_RECORD_HEADER_ATTR),
+    OPAQUE(SONDE_PD_RECORD_HEADER_EVENT_TYPE),
+    {SONDE_PD_RECORD_HEADER_TRACING_DATA, build_tracing_data_rec, check_tracing_data_rec},
+    OPAQUE(SONDE_PD_RECORD_HEADER_BUILD_ID),
+    OPAQUE(SONDE_PD_RECORD_FINISHED_ROUND),
+    OPAQUE(SONDE_PD_RECORD_ID_INDEX),
+    OPAQUE(SONDE_PD_RECORD_AUXTRACE_INFO),
+    {SONDE_PD_RECORD_AUXTRACE, build_auxtrace, check_auxtrace},
+    OPAQUE(SONDE_PD_RECORD_AUXTRACE_ERROR),
+    OPAQUE(SONDE_PD_RECORD_THREAD_MAP),
+    OPAQUE(SONDE_PD_RECORD_CPU_MAP),
+    OPAQUE(SONDE_PD_RECORD_STAT_CONFIG),
+    OPAQUE(SONDE_PD_RECORD_STAT),
+    OPAQUE(SONDE_PD_RECORD_STAT_ROUND),
+    OPAQUE(SONDE_PD_RECORD_EVENT_UPDATE),
+    OPAQUE(SONDE_PD_RECORD_TIME_CONV),
+    OPAQUE(SONDE_PD_RECORD_HEADER_FEATURE),
+    OPAQUE(SONDE_PD_RECORD_COMPRESSED),
+    OPAQUE(SONDE_PD_RECORD_FINISHED_INIT),
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -736,11 +739,14 @@ static void test_feature_round_trip(void **state)
 	struct sonde_pd_host h;
 	static struct rb b;
 	const char *argv[] = {"sonde", "record", "-g", "--", "sleep 1"};
-	const uint8_t bid1[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+	const uint8_t bid1[20] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+				  11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
 	const uint8_t bid2[16] = {0xaa, 0xbb};
 	const char *cores[] = {"0-3"}, *threads[] = {"0-1", "2-3"}, *dies[] = {"0-3"};
-	const uint32_t core_id[] = {0, 0, 1, 1}, socket_id[] = {0, 0, 0, 0}, die_id[] = {0, 0, 0, 0};
-	struct sonde_pd_topology topo = {1, cores, 2, threads, 1, dies, 4, core_id, socket_id, die_id};
+	const uint32_t core_id[] = {0, 0, 1, 1}, socket_id[] = {0, 0, 0, 0},
+		       die_id[] = {0, 0, 0, 0};
+	struct sonde_pd_topology topo = {1,    cores, 2,       threads,	  1,
+					 dies, 4,     core_id, socket_id, die_id};
 	const void *blob;
 	uint64_t size;
 
@@ -768,8 +774,10 @@ static void test_feature_round_trip(void **state)
 	assert_int_equal(sonde_pd_writer_set_sample_time(w, 100, 200), 0);
 	assert_int_equal(sonde_pd_writer_set_clockid_res(w, 1), 0);
 	assert_int_equal(sonde_pd_writer_set_topology(w, &topo), 0);
-	assert_int_equal(sonde_pd_writer_set_sonde_feature(w, SONDE_PD_SFEAT_KALLSYMS, "ksyms", 5), 0);
-	assert_int_equal(sonde_pd_writer_set_sonde_feature(w, SONDE_PD_SFEAT_MODULES, "mods", 4), 0);
+	assert_int_equal(sonde_pd_writer_set_sonde_feature(w, SONDE_PD_SFEAT_KALLSYMS, "ksyms", 5),
+			 0);
+	assert_int_equal(sonde_pd_writer_set_sonde_feature(w, SONDE_PD_SFEAT_MODULES, "mods", 4),
+			 0);
 	assert_int_equal(sonde_pd_writer_set_feature(w, SONDE_PD_FEAT_STAT, NULL, 0), 0);
 	build_plain_sample(&b);
 	assert_int_equal(sonde_pd_writer_write(w, b.w, b.n), 0);
@@ -824,13 +832,13 @@ static void test_feature_round_trip(void **state)
 	assert_string_equal(f->topo_thread_sibs[1], "2-3");
 	assert_int_equal(f->topo_nr_cpus, 4);
 	/* sonde's features: raw blobs at high bits */
-	assert_int_equal(sonde_pd_reader_feature(r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_KALLSYMS,
-						 &blob, &size),
+	assert_int_equal(sonde_pd_reader_feature(
+			     r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_KALLSYMS, &blob, &size),
 			 0);
 	assert_int_equal(size, 5);
 	assert_memory_equal(blob, "ksyms", 5);
-	assert_int_equal(sonde_pd_reader_feature(r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_MODULES,
-						 &blob, &size),
+	assert_int_equal(sonde_pd_reader_feature(
+			     r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_MODULES, &blob, &size),
 			 0);
 	assert_memory_equal(blob, "mods", 4);
 	assert_true(sonde_pd_reader_has_feature(r, SONDE_PD_FEAT_STAT));
@@ -1287,21 +1295,14 @@ static void test_killed_writer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tripwire),
-		cmocka_unit_test(test_record_round_trip),
-		cmocka_unit_test(test_bulk_write),
-		cmocka_unit_test(test_feature_round_trip),
-		cmocka_unit_test(test_host_fill),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_corrupted_sizes),
-		cmocka_unit_test(test_bad_headers),
-		cmocka_unit_test(test_random_damage),
-		cmocka_unit_test(test_unfinished),
-		cmocka_unit_test(test_sample_errors),
-		cmocka_unit_test(test_pipe_mode),
-		cmocka_unit_test(test_sticky_error),
-		cmocka_unit_test(test_disk_full),
-		cmocka_unit_test(test_killed_writer),
+	    cmocka_unit_test(test_tripwire),	    cmocka_unit_test(test_record_round_trip),
+	    cmocka_unit_test(test_bulk_write),	    cmocka_unit_test(test_feature_round_trip),
+	    cmocka_unit_test(test_host_fill),	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_corrupted_sizes), cmocka_unit_test(test_bad_headers),
+	    cmocka_unit_test(test_random_damage),   cmocka_unit_test(test_unfinished),
+	    cmocka_unit_test(test_sample_errors),   cmocka_unit_test(test_pipe_mode),
+	    cmocka_unit_test(test_sticky_error),    cmocka_unit_test(test_disk_full),
+	    cmocka_unit_test(test_killed_writer),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
