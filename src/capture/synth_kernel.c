@@ -87,6 +87,15 @@ static int scan_kallsyms(const char *procfs, struct kernel_syms *k)
 
 		if (!split_ksym(line, &addr, &type, &name, &mod) || mod || !is_text_type(type))
 			continue;
+		/*
+		 * kallsyms is in address order and _text/_stext open it, while
+		 * _etext sits near the end of 5 MB the kernel formats slowly
+		 * (~30 ms here).  Stop past the start: without _etext the map
+		 * ends at the next module or ~0ULL, perf's own fallback, which
+		 * keeps `record -- true` fast.
+		 */
+		if ((k->have_text || k->have_stext) && addr > (k->have_text ? k->text : k->stext))
+			break;
 		if (!k->have_text && !strcmp(name, "_text")) {
 			k->have_text = true;
 			k->text = addr;

@@ -378,6 +378,18 @@ static int synthesize(struct capture *c)
 	};
 	int r = sonde_synth_kernel_mmap(&s);
 
+	/* Hidden kernel addresses (kptr_restrict) cost kernel symbols, not the capture. */
+	if (r == -EACCES || r == -ENOENT) {
+		struct sonde_doctor_config cfg;
+		const char *why;
+		char buf[256];
+
+		sonde_doctor_config_default(&cfg);
+		why = sonde_doctor_explain_kallsyms(&cfg, buf, sizeof(buf));
+		cli_warn("no kernel map in the capture: %s",
+			 why ? why : "kallsyms lists no _text or _stext");
+		r = 0;
+	}
 	if (r == 0)
 		r = sonde_synth_modules(&s);
 	if (r == 0 && c->o->all_cpus)

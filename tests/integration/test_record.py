@@ -223,3 +223,20 @@ def test_usage_errors():
     assert sonde("record", "--call-graph", "lbr", "--", "true", check=False).returncode == 2
     assert sonde("record", "--filter", "x", "--", "true", check=False).returncode == 2
     assert "usage: sonde record" in sonde("record", "--help").stdout
+
+
+def test_hidden_kernel_addresses_cost_kernel_symbols_only(tmp_path):
+    path = "/proc/sys/kernel/kptr_restrict"
+    old = open(path).read().strip()
+    out = tmp_path / "k.data"
+    try:
+        with open(path, "w") as f:
+            f.write("2")
+        p = sonde("record", "-o", str(out), "--", workload("split"), "0.2")
+    finally:
+        with open(path, "w") as f:
+            f.write(old)
+    assert "no kernel map in the capture" in p.stderr
+    assert "kptr_restrict" in p.stderr
+    r = perf_report(out, "--sort", "sym")
+    assert "hot_fn" in r.stdout
