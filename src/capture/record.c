@@ -88,6 +88,10 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 		a->comm_exec = 1;
 		a->task = 1;
 		a->build_id = r->build_ids;
+		/* An offline DWARF unwinder reads .eh_frame from the object's
+		 * read-only segment, which is not an executable mapping: without
+		 * mmap_data perf cannot unwind past the first frame. */
+		a->mmap_data = o->callgraph == SONDE_CG_DWARF;
 	}
 }
 

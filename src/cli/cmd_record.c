@@ -375,6 +375,7 @@ static int synthesize(struct capture *c)
 		.id_hdr_size = sonde_record_id_hdr_size(c->rec),
 		.emit = writer_emit,
 		.ctx = c->w,
+		.mmap_data = c->o->cg == SONDE_CG_DWARF,
 	};
 	int r = sonde_synth_kernel_mmap(&s);
 
