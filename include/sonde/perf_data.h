@@ -253,14 +253,28 @@ int sonde_pd_writer_set_sonde_feature(struct sonde_pd_writer *w, unsigned n, con
  */
 int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len);
 
+/**
+ * sonde_pd_writer_set_compression() - compress records as perf -z does
+ * @level: zstd level, 1 (perf's default) to 22
+ *
+ * Must come before the first record.  Records are then staged and written
+ * as PERF_RECORD_COMPRESSED, and close adds HEADER_COMPRESSED.
+ * Return: 0, or -ENOTSUP (built without zstd) / -EINVAL, with a message.
+ */
+int sonde_pd_writer_set_compression(struct sonde_pd_writer *w, int level);
+/* Whether this build has zstd. */
+bool sonde_pd_writer_can_compress(void);
+
 /* Flushes buffered records and rewrites the header's data size on disk. */
 int sonde_pd_writer_sync(struct sonde_pd_writer *w);
 
 /* The sticky error (0 if none) and its message. */
 int sonde_pd_writer_error(const struct sonde_pd_writer *w);
 const char *sonde_pd_writer_errmsg(const struct sonde_pd_writer *w);
-/* Bytes of records accepted so far. */
+/* Bytes of records accepted so far (before compression). */
 uint64_t sonde_pd_writer_data_size(const struct sonde_pd_writer *w);
+/* Bytes of the data section so far (after compression). */
+uint64_t sonde_pd_writer_file_data_size(const struct sonde_pd_writer *w);
 
 /**
  * sonde_pd_writer_close() - finish the file and free @w
@@ -472,6 +486,9 @@ const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_
 
 /**
  * sonde_pd_reader_next() - the next record of the data section
+ *
+ * PERF_RECORD_COMPRESSED records (perf -z) are unpacked in place: their
+ * records come out one by one, with the COMPRESSED record's offset.
  * Return: 1 with @rec filled, 0 at the end, or a negative error (message
  * with the offset in sonde_pd_reader_errmsg()).  A truncated tail ends
  * iteration with 0 and sets sonde_pd_reader_tail().

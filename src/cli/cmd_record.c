@@ -51,6 +51,8 @@ static const char record_usage[] =
 	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
 	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old)\n"
 	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
+	"  -z, --compression-level[=N]\n"
+	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
 	"  -h, --help             this help\n"
@@ -70,6 +72,7 @@ struct record_opts {
 	unsigned int pages;
 	const char *output;
 	int kallsyms; /* -1 default, 0 no, 1 yes */
+	int zlevel;   /* 0: no compression */
 	char **argv;
 };
 
@@ -197,6 +200,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"cpu", required_argument, NULL, 'C'},
 		{"output", required_argument, NULL, 'o'},
 		{"mmap-pages", required_argument, NULL, 'm'},
+		{"compression-level", optional_argument, NULL, 'z'},
 		{"kallsyms", no_argument, NULL, OPT_KALLSYMS},
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
 		{"help", no_argument, NULL, 'h'},
@@ -207,7 +211,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e': {
 			size_t before = o->events.n;
@@ -269,6 +273,17 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
 				return cli_usage_error("record", "-m needs a power of two number of pages");
 			o->pages = (unsigned int)v;
+			break;
+		}
+		case 'z': {
+			long v = optarg ? strtol(optarg, &end, 10) : 1;
+
+			if ((optarg && *end) || v < 1 || v > 22)
+				return cli_usage_error("record", "-z takes a zstd level from 1 to 22");
+			if (!sonde_pd_writer_can_compress())
+				return cli_usage_error("record", "this sonde was built without zstd: "
+								 "-z is unavailable");
+			o->zlevel = (int)v;
 			break;
 		}
 		case OPT_KALLSYMS:
@@ -463,6 +478,8 @@ static void capture_loop(struct capture *c, const sigset_t *waitmask)
 		close(pidfd);
 }
 
+#define MIB (1024.0 * 1024.0)
+
 static void print_summary(struct capture *c)
 {
 	uint64_t samples = 0, lost = 0, throttles = 0;
@@ -483,9 +500,17 @@ static void print_summary(struct capture *c)
 				used = sizeof(lost_cpus) - 1;
 		}
 	}
-	fprintf(stderr, "[ sonde record: captured and wrote %.3f MB %s (%llu samples",
-		(double)sonde_pd_writer_data_size(c->w) / (1024.0 * 1024.0), c->o->output,
-		(unsigned long long)samples);
+	sonde_pd_writer_sync(c->w);
+	fprintf(stderr, "[ sonde record: captured and wrote %.3f MB %s",
+		(double)sonde_pd_writer_file_data_size(c->w) / MIB, c->o->output);
+	if (c->o->zlevel) {
+		uint64_t raw = sonde_pd_writer_data_size(c->w);
+		uint64_t packed = sonde_pd_writer_file_data_size(c->w);
+
+		fprintf(stderr, ", compressed (original %.3f MB, ratio is %.1f)", (double)raw / MIB,
+			packed ? (double)raw / (double)packed : 0.0);
+	}
+	fprintf(stderr, " (%llu samples", (unsigned long long)samples);
 	if (lost)
 		fprintf(stderr, ", %llu lost on CPUs %s", (unsigned long long)lost, lost_cpus);
 	if (throttles)
@@ -522,6 +547,10 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	r = sonde_pd_writer_open(&c->w, o->output, &err);
 	if (r < 0) {
 		cli_error("%s", err.text[0] ? err.text : strerror(-r));
+		return EXIT_FAIL;
+	}
+	if (o->zlevel && sonde_pd_writer_set_compression(c->w, o->zlevel) < 0) {
+		cli_error("%s", sonde_pd_writer_errmsg(c->w));
 		return EXIT_FAIL;
 	}
 	sigemptyset(&block);

@@ -36,8 +36,10 @@
 #include <unistd.h>
 
 #include "pd_le.h"
+#include "pd_zstd.h"
 
 #define STREAM_MAX (1u << 30) /* largest record + extra taken from a pipe */
+#define UNPACK_MAX (256u << 20) /* decompressed bytes held at once */
 
 struct idmap {
 	uint64_t id;
@@ -79,6 +81,11 @@ struct sonde_pd_reader {
 	uint8_t *sbuf;	  /* stream mode: the current record */
 	size_t scap, slen;
 	bool seof;
+	/* records unpacked from COMPRESSED ones: zbuf[zpos, zlen) */
+	struct pd_zdecomp *zd;
+	uint8_t *zbuf;
+	size_t zlen, zcap, zpos;
+	uint64_t zoff; /* offset of the COMPRESSED record they came from */
 };
 
 static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
@@ -773,6 +780,8 @@ void sonde_pd_reader_close(struct sonde_pd_reader *r)
 	free(r->topo);
 	free(r->scratch);
 	free(r->sbuf);
+	pd_zdecomp_free(r->zd);
+	free(r->zbuf);
 	free(r);
 }
 
@@ -829,6 +838,9 @@ int sonde_pd_reader_rewind(struct sonde_pd_reader *r)
 		return -ESPIPE;
 	r->pos = r->data_start;
 	r->err = 0;
+	r->zlen = r->zpos = 0;
+	if (r->zd)
+		pd_zdecomp_reset(r->zd);
 	if (r->tail == SONDE_PD_TAIL_TRUNCATED)
 		r->tail = SONDE_PD_TAIL_CLEAN;
 	return 0;
@@ -968,7 +980,8 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	return 1;
 }
 
-int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
+/* The next record as stored in the file (a COMPRESSED one included). */
+static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 {
 	uint64_t off = r->pos, left, extra;
 	const uint8_t *p;
@@ -976,8 +989,6 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	uint32_t type;
 	int err;
 
-	if (r->err)
-		return r->err;
 	if (r->stream)
 		return next_stream(r, rec);
 	if (off >= r->data_end) {
@@ -1034,6 +1045,114 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->attr = record_attr(r, type, p, size);
 	r->pos = off + size + extra;
 	return 1;
+}
+
+/*
+ * The next record unpacked from COMPRESSED ones: 1, 0 when the unpacked
+ * bytes hold no whole record (a record may continue in the next
+ * COMPRESSED one), or an error.
+ */
+static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
+{
+	size_t left = r->zlen - r->zpos;
+	const uint8_t *p;
+	uint64_t extra;
+	uint16_t size;
+	uint32_t type;
+	int err;
+
+	if (left < 8)
+		return 0;
+	p = r->zbuf + r->zpos;
+	type = pd_get32(p);
+	size = pd_get16(p + 6);
+	if (size < 8)
+		return r->err = setmsg(r, SONDE_E_FORMAT,
+				       "record type %u unpacked from the COMPRESSED record at offset "
+				       "0x%" PRIx64 ": size %u smaller than header",
+				       type, r->zoff, size);
+	if (size > left)
+		return 0;
+	if ((err = extra_size(r, type, p, size, r->zoff, &extra)))
+		return r->err = err;
+	if (extra > left - size)
+		return 0;
+	if ((uintptr_t)p % 8) {
+		memcpy(r->scratch, p, size);
+		p = r->scratch;
+	}
+	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe &&
+	    (err = take_header_attr(r, p, size, r->zoff)))
+		return r->err = err;
+	rec->offset = r->zoff;
+	rec->type = type;
+	rec->misc = pd_get16(p + 4);
+	rec->size = size;
+	rec->data = p;
+	rec->extra = extra ? r->zbuf + r->zpos + size : NULL;
+	rec->extra_size = extra;
+	rec->attr = record_attr(r, type, p, size);
+	r->zpos += size + extra;
+	return 1;
+}
+
+/* Decompresses a COMPRESSED record after what is left unpacked. */
+static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
+{
+	const char *why = "?";
+	int err;
+
+	if (!r->zd && (err = pd_zdecomp_new(&r->zd)))
+		return r->err = setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
+				       "COMPRESSED record at offset 0x%" PRIx64
+				       ": this sonde was built without zstd",
+				       rec->offset);
+	if (r->zpos) {
+		memmove(r->zbuf, r->zbuf + r->zpos, r->zlen - r->zpos);
+		r->zlen -= r->zpos;
+		r->zpos = 0;
+	}
+	r->zoff = rec->offset;
+	err = pd_zdecomp_append(r->zd, (const uint8_t *)rec->data + 8, rec->size - 8u, &r->zbuf,
+				&r->zlen, &r->zcap, UNPACK_MAX, &why);
+	if (err == -ENOMEM)
+		return r->err = setmsg(r, err, "out of memory decompressing records");
+	if (err == SONDE_E_LIMIT)
+		return r->err = setmsg(r, err,
+				       "COMPRESSED record at offset 0x%" PRIx64
+				       ": more than %u MiB of records without a whole one",
+				       rec->offset, UNPACK_MAX >> 20);
+	if (err)
+		return r->err = setmsg(r, SONDE_E_FORMAT,
+				       "COMPRESSED record at offset 0x%" PRIx64 ": zstd: %s",
+				       rec->offset, why);
+	return 0;
+}
+
+int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
+{
+	int n;
+
+	if (r->err)
+		return r->err;
+	for (;;) {
+		if ((n = next_unpacked(r, rec)) != 0)
+			return n;
+		if ((n = next_stored(r, rec)) <= 0) {
+			if (n == 0 && r->zpos < r->zlen && r->tail == SONDE_PD_TAIL_CLEAN) {
+				r->tail = SONDE_PD_TAIL_TRUNCATED;
+				setmsg(r, 0,
+				       "the compressed data ends inside a record (COMPRESSED record at "
+				       "offset 0x%" PRIx64 ")",
+				       r->zoff);
+			}
+			return n;
+		}
+		if (rec->type != SONDE_PD_RECORD_COMPRESSED)
+			return n;
+		if ((n = unpack(r, rec)) < 0)
+			return n;
+	}
 }
 
 /* ---- record decoding -------------------------------------------------- */

@@ -31,8 +31,15 @@
 #include <unistd.h>
 
 #include "pd_le.h"
+#include "pd_zstd.h"
 
 #define BUF_CAP (64 * 1024)
+/*
+ * With compression, records are staged and compressed this many bytes at a
+ * time.  Each batch ends at a zstd flush, so no COMPRESSED record expands
+ * to more than a batch: the mmap_len perf's reader sizes its buffer by.
+ */
+#define ZBATCH (256 * 1024)
 
 struct blob {
 	uint8_t *data;
@@ -63,6 +70,10 @@ struct sonde_pd_writer {
 	bool attrs_dirty; /* changed since the on-disk copy was written */
 	struct sonde_pd_section attrs_sec;
 	struct blob feat[SONDE_PD_FEAT_BITS];
+	struct pd_zcomp *z; /* -z: records staged in zin, compressed per batch */
+	uint8_t *zin;
+	size_t zin_len;
+	uint32_t zlevel;
 };
 
 static int fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
@@ -354,6 +365,64 @@ static int flush(struct sonde_pd_writer *w)
 	return err;
 }
 
+/* Buffers whole records for the data section (or writes big ones through). */
+static int append(struct sonde_pd_writer *w, const void *p, size_t len)
+{
+	if (w->buf_len + len > BUF_CAP && flush(w))
+		return w->err;
+	if (len >= BUF_CAP)
+		return write_records(w, p, len);
+	memcpy(w->buf + w->buf_len, p, len);
+	w->buf_len += len;
+	return 0;
+}
+
+static int append_cb(void *ctx, const void *rec, size_t len)
+{
+	return append(ctx, rec, len);
+}
+
+/* Compresses the staged records into COMPRESSED records. */
+static int compress_staged(struct sonde_pd_writer *w)
+{
+	int err;
+
+	if (w->err || !w->z || !w->zin_len)
+		return w->err;
+	err = pd_zcomp_records(w->z, w->zin, w->zin_len, append_cb, w);
+	w->zin_len = 0;
+	if (err && !w->err)
+		fail(w, err, "zstd failed to compress records");
+	return w->err;
+}
+
+/* Stages whole records (already checked), compressing full batches. */
+static int stage(struct sonde_pd_writer *w, const uint8_t *p, size_t len)
+{
+	while (len) {
+		size_t n = whole_records(p, len < ZBATCH - w->zin_len ? len : ZBATCH - w->zin_len);
+
+		if (n) {
+			memcpy(w->zin + w->zin_len, p, n);
+			w->zin_len += n;
+		} else if (w->zin_len) {
+			if (compress_staged(w))
+				return w->err;
+			continue;
+		} else {
+			/* One record bigger than a batch goes alone. */
+			n = pd_get16(p + 6) + pd_record_extra(pd_get32(p), p, pd_get16(p + 6));
+			if (pd_zcomp_records(w->z, p, n, append_cb, w) && !w->err)
+				fail(w, SONDE_E_FORMAT, "zstd failed to compress records");
+			if (w->err)
+				return w->err;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -385,15 +454,8 @@ int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len
 	}
 	if (!w->begun && begin(w))
 		return w->err;
-	if (w->buf_len + len > BUF_CAP && flush(w))
+	if (w->z ? stage(w, p, len) : append(w, p, len))
 		return w->err;
-	if (len >= BUF_CAP) {
-		if (write_records(w, p, len))
-			return w->err;
-	} else {
-		memcpy(w->buf + w->buf_len, p, len);
-		w->buf_len += len;
-	}
 	w->data_size += len;
 	return 0;
 }
@@ -402,7 +464,59 @@ int sonde_pd_writer_sync(struct sonde_pd_writer *w)
 {
 	if (!w->begun && !w->err && begin(w))
 		return w->err;
+	if (compress_staged(w))
+		return w->err;
 	return flush(w);
+}
+
+int sonde_pd_writer_set_compression(struct sonde_pd_writer *w, int level)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (w->data_size)
+		return fail(w, -EINVAL, "compression must be set before the first record");
+	if (w->z)
+		return 0;
+	if ((err = pd_zcomp_new(&w->z, level))) {
+		if (err == -ENOTSUP)
+			return fail(w, err, "this sonde was built without zstd: -z is unavailable");
+		if (err == -EINVAL)
+			return fail(w, err, "zstd compression level %d out of range", level);
+		return alloc_fail(w);
+	}
+	if (!(w->zin = malloc(ZBATCH))) {
+		pd_zcomp_free(w->z);
+		w->z = NULL;
+		return alloc_fail(w);
+	}
+	w->zlevel = (uint32_t)level;
+	return 0;
+}
+
+bool sonde_pd_writer_can_compress(void)
+{
+	return pd_zstd_available();
+}
+
+uint64_t sonde_pd_writer_file_data_size(const struct sonde_pd_writer *w)
+{
+	return w->disk_size + w->buf_len;
+}
+
+/* HEADER_COMPRESSED: version, type (1: zstd), level, ratio, mmap_len. */
+static int set_compressed_feature(struct sonde_pd_writer *w)
+{
+	uint8_t b[20];
+	uint64_t packed = w->disk_size ? w->disk_size : 1;
+
+	pd_put32(b, 0);
+	pd_put32(b + 4, 1);
+	pd_put32(b + 8, w->zlevel);
+	pd_put32(b + 12, (uint32_t)(w->data_size / packed));
+	pd_put32(b + 16, ZBATCH);
+	return sonde_pd_writer_set_feature(w, SONDE_PD_FEAT_COMPRESSED, b, sizeof(b));
 }
 
 /* ---- features --------------------------------------------------------- */
@@ -717,9 +831,12 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 
 	if (!w)
 		return 0;
+	compress_staged(w);
 	flush(w);
 	if (!w->begun && !w->err)
 		begin(w);
+	if (w->z && !w->err)
+		set_compressed_feature(w);
 	if (!w->err && ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)))
 		fail(w, -errno, "truncating after the data: %s", sonde_strerror(-errno));
 	if (!w->err)
@@ -745,6 +862,8 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 	for (unsigned b = 0; b < SONDE_PD_FEAT_BITS; b++)
 		free(w->feat[b].data);
 	free(w->buf);
+	pd_zcomp_free(w->z);
+	free(w->zin);
 	free(w);
 	return err;
 }

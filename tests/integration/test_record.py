@@ -97,6 +97,40 @@ def test_tracepoint_filter(tmp_path):
     assert counts == [2000, 2000]
 
 
+def dump(path):
+    """sonde's own reader's view of a file (tests/unit/perf_data_dump)."""
+    import json
+    d = run([os.path.join(os.path.dirname(workload("x")), "..", "unit", "perf_data_dump"),
+             str(path)]).stdout
+    return json.loads(d)
+
+
+def test_compressed_capture(tmp_path):
+    """-z: perf reads every event of the zstd stream, as does sonde's reader."""
+    out = tmp_path / "z.data"
+    n = 150000
+    r = sonde("record", "-z", "-e", "syscalls:sys_enter_getppid", "-o", str(out), "--",
+              workload("getppid_loop"), str(n))
+    m = re.search(r"wrote ([\d.]+) MB .*compressed \(original ([\d.]+) MB, ratio is ([\d.]+)\)",
+                  r.stderr)
+    assert m, r.stderr
+    assert float(m.group(3)) > 5 and float(m.group(2)) > 5 * float(m.group(1))
+    h = run(["perf", "report", "-i", str(out), "--header-only"]).stdout
+    assert "# compressed : Zstd, level = 1" in h
+    s = run(["perf", "script", "-i", str(out)])
+    assert clean_stderr(s.stderr) == []
+    assert s.stdout.count("syscalls:sys_enter_getppid") == n
+    d = dump(out)
+    assert d["samples"] == n and d["tail"] == "clean"
+    assert "COMPRESSED" not in d["records"]
+    # A level and a CPU profile: perf's report agrees with the plain capture's shape.
+    prof = tmp_path / "zp.data"
+    sonde("record", "--compression-level=9", "-g", "-o", str(prof), "--", workload("split"), "0.5")
+    assert "level = 9" in run(["perf", "report", "-i", str(prof), "--header-only"]).stdout
+    shares = symbol_shares(perf_report(prof, "--sort", "sym", "--no-children").stdout)
+    assert abs(shares["hot_fn"] - 60) < 8, shares
+
+
 def test_two_events_sampled_each_on_its_own(tmp_path):
     out = tmp_path / "two.data"
     sonde("record", "-e", "cpu-clock", "-e", "task-clock/period=500000/", "-o", str(out),
@@ -223,6 +257,8 @@ def test_workload_that_cannot_start(tmp_path):
 
 
 def test_usage_errors():
+    r = sonde("record", "-z0", "--", "true", check=False)
+    assert r.returncode == 2 and "zstd level from 1 to 22" in r.stderr
     assert sonde("record", check=False).returncode == 2
     assert sonde("record", "-m", "3", "--", "true", check=False).returncode == 2
     assert sonde("record", "--call-graph", "lbr", "--", "true", check=False).returncode == 2

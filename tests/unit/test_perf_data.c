@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -571,6 +572,33 @@ static void check_tracing_data_rec(const struct sonde_pd_event *ev,
 	assert_memory_equal(rec->extra, "tracing!", 8);
 }
 
+/* perf -z: a COMPRESSED record holding one zstd frame of a COMM record,
+ * which the reader hands out in its place. */
+static void build_compressed(struct rb *b)
+{
+	static struct rb inner;
+	size_t n;
+
+	build_comm(&inner);
+	rb_begin(b, SONDE_PD_RECORD_COMPRESSED, 0);
+	n = ZSTD_compress(rb_bytes(b) + b->n, sizeof(b->w) - b->n, inner.w, inner.n, 1);
+	assert_false(ZSTD_isError(n));
+	b->n += n;
+	rb_setsize(b, (uint16_t)b->n);
+}
+
+static void check_compressed(const struct sonde_pd_event *ev, const struct sonde_pd_record *rec)
+{
+	assert_int_equal(rec->type, PERF_RECORD_COMM);
+	check_comm(ev, rec);
+}
+
+/* The type the reader hands out for a case's record. */
+static uint32_t read_type(uint32_t written)
+{
+	return written == SONDE_PD_RECORD_COMPRESSED ? PERF_RECORD_COMM : written;
+}
+
 struct rt_case {
 	uint32_t type;
 	void (*build)(struct rb *b);
@@ -627,7 +655,7 @@ static const struct rt_case cases[] = {
     OPAQUE(SONDE_PD_RECORD_EVENT_UPDATE),
     OPAQUE(SONDE_PD_RECORD_TIME_CONV),
     OPAQUE(SONDE_PD_RECORD_HEADER_FEATURE),
-    OPAQUE(SONDE_PD_RECORD_COMPRESSED),
+    {SONDE_PD_RECORD_COMPRESSED, build_compressed, check_compressed},
     OPAQUE(SONDE_PD_RECORD_FINISHED_INIT),
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -653,32 +681,44 @@ static void test_tripwire(void **state)
 	assert_string_equal(sonde_pd_record_name(SONDE_PD_RECORD_HEADER_MAX), "UNKNOWN");
 }
 
-/* Writes every case (in one file), reads all back and checks each. */
-static void test_record_round_trip(void **state)
+/*
+ * Writes every case (in one file), reads all back and checks each.  With
+ * @zlevel the writer compresses, and the case that is itself a COMPRESSED
+ * record is left out (perf never nests them).
+ */
+static void round_trip(const char *name, int zlevel)
 {
 	static struct rb b;
-	struct sonde_pd_writer *w = new_writer("records.data");
+	struct sonde_pd_writer *w = new_writer(name);
 	struct sonde_pd_reader *r;
 	struct sonde_pd_record rec;
 	struct sonde_pd_event ev;
 	struct sonde_errmsg em;
-	size_t i = 0;
+	size_t i = 0, skipped = 0;
 	int ret;
 
-	(void)state;
+	if (zlevel)
+		assert_int_equal(sonde_pd_writer_set_compression(w, zlevel), 0);
 	for (size_t k = 0; k < NCASES; k++) {
+		if (zlevel && cases[k].type == SONDE_PD_RECORD_COMPRESSED)
+			continue;
 		opaque_type = cases[k].type;
 		cases[k].build(&b);
 		assert_int_equal(sonde_pd_writer_write(w, b.w, b.n), 0);
 	}
 	assert_int_equal(sonde_pd_writer_close(w, &em), 0);
 
-	assert_int_equal(sonde_pd_reader_open(&r, tmp_path("records.data"), &em), 0);
+	assert_int_equal(sonde_pd_reader_open(&r, tmp_path(name), &em), 0);
 	assert_int_equal(sonde_pd_reader_nr_attrs(r), 2);
+	assert_int_equal(sonde_pd_reader_features(r)->has_compressed, zlevel != 0);
 	while ((ret = sonde_pd_reader_next(r, &rec)) == 1) {
+		if (zlevel && i < NCASES && cases[i].type == SONDE_PD_RECORD_COMPRESSED) {
+			i++;
+			skipped++;
+		}
 		assert_true(i < NCASES);
 		opaque_type = cases[i].type;
-		assert_int_equal(rec.type, cases[i].type);
+		assert_int_equal(rec.type, read_type(cases[i].type));
 		assert_int_equal((uintptr_t)rec.data % 8, 0);
 		if (rec.type < SONDE_PD_KERNEL_RECORD_MAX && rec.type != PERF_RECORD_SAMPLE) {
 			assert_non_null(rec.attr);
@@ -689,14 +729,143 @@ static void test_record_round_trip(void **state)
 		cases[i].check(&ev, &rec);
 		i++;
 	}
-	assert_int_equal(ret, 0);
+	if (ret)
+		fail_msg("%s", sonde_pd_reader_errmsg(r));
 	assert_int_equal(i, NCASES);
+	assert_int_equal(skipped, zlevel ? 1 : 0);
 	assert_int_equal(sonde_pd_reader_tail(r), SONDE_PD_TAIL_CLEAN);
 	/* rewind gives the same stream again */
 	assert_int_equal(sonde_pd_reader_rewind(r), 0);
 	assert_int_equal(sonde_pd_reader_next(r, &rec), 1);
-	assert_int_equal(rec.type, cases[0].type);
+	assert_int_equal(rec.type, read_type(cases[0].type));
 	sonde_pd_reader_close(r);
+}
+
+static void test_record_round_trip(void **state)
+{
+	(void)state;
+	round_trip("records.data", 0);
+}
+
+static void test_compressed_round_trip(void **state)
+{
+	(void)state;
+	round_trip("records-z.data", 3);
+}
+
+/*
+ * Many incompressible records: several COMPRESSED records per batch, so
+ * records straddle two of them; plus one record bigger than a batch (an
+ * AUXTRACE with 1 MiB of data).  Every byte comes back.
+ */
+static void test_compressed_bulk(void **state)
+{
+	enum { N = 4000, SZ = 200, AUX = 1 << 20 };
+	struct sonde_pd_writer *w = new_writer("bulk-z.data");
+	struct sonde_pd_reader *r;
+	struct sonde_pd_record rec;
+	uint8_t *recs = malloc((size_t)N * SZ), *aux = malloc(16 + 8 + AUX);
+	uint64_t seed = 42, auxsz = AUX;
+	size_t got = 0;
+	int ret;
+
+	(void)state;
+	for (size_t i = 0; i < (size_t)N * SZ; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		recs[i] = (uint8_t)(seed >> 56);
+	}
+	for (size_t i = 0; i < N; i++) {
+		struct perf_event_header h = {PERF_RECORD_SWITCH, 0, SZ};
+
+		memcpy(recs + i * SZ, &h, sizeof(h));
+	}
+	{
+		struct perf_event_header h = {SONDE_PD_RECORD_AUXTRACE, 0, 24};
+
+		memcpy(aux, &h, sizeof(h));
+		memcpy(aux + 8, &auxsz, 8);
+		memset(aux + 16, 0, 8);
+		for (size_t i = 0; i < AUX; i++)
+			aux[24 + i] = (uint8_t)(i * 13);
+	}
+	assert_int_equal(sonde_pd_writer_set_compression(w, 1), 0);
+	assert_int_equal(sonde_pd_writer_write(w, recs, (size_t)N / 2 * SZ), 0);
+	assert_int_equal(sonde_pd_writer_write(w, aux, 24 + AUX), 0);
+	assert_int_equal(sonde_pd_writer_write(w, recs + (size_t)N / 2 * SZ, (size_t)N / 2 * SZ), 0);
+	assert_int_equal(sonde_pd_writer_close(w, NULL), 0);
+
+	assert_int_equal(sonde_pd_reader_open(&r, tmp_path("bulk-z.data"), NULL), 0);
+	while ((ret = sonde_pd_reader_next(r, &rec)) == 1) {
+		if (got == N / 2) {
+			assert_int_equal(rec.type, SONDE_PD_RECORD_AUXTRACE);
+			assert_int_equal(rec.extra_size, AUX);
+			assert_memory_equal(rec.extra, aux + 24, AUX);
+		} else {
+			size_t k = got < N / 2 ? got : got - 1;
+
+			assert_int_equal(rec.size, SZ);
+			assert_memory_equal(rec.data, recs + k * SZ, SZ);
+		}
+		got++;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(got, N + 1);
+	sonde_pd_reader_close(r);
+	free(recs);
+	free(aux);
+}
+
+static int read_all(const uint8_t *src, size_t len, enum sonde_pd_tail *tail, char *msg,
+		    size_t msglen);
+
+/* A compressed file cut anywhere in its data, or with a damaged byte:
+ * what was read stays read, the ending is reported, nothing crashes. */
+static void test_compressed_damage(void **state)
+{
+	enum { N = 600 };
+	struct sonde_pd_writer *w = new_writer("dmg-z.data");
+	static struct rb b;
+	size_t len, doff, dsize;
+	enum sonde_pd_tail tail;
+	char msg[512];
+	uint8_t *buf;
+	int full, prev = 0;
+
+	(void)state;
+	assert_int_equal(sonde_pd_writer_set_compression(w, 1), 0);
+	for (int i = 0; i < N; i++) {
+		build_plain_sample(&b);
+		sonde_pd_writer_write(w, b.w, b.n);
+		/* flushing makes many small COMPRESSED records */
+		if (i % 50 == 49)
+			sonde_pd_writer_sync(w);
+	}
+	assert_int_equal(sonde_pd_writer_close(w, NULL), 0);
+	buf = slurp(tmp_path("dmg-z.data"), &len);
+	memcpy(&doff, buf + 40, sizeof(doff));
+	memcpy(&dsize, buf + 48, sizeof(dsize));
+	full = read_all(buf, len, &tail, msg, sizeof(msg));
+	assert_int_equal(full, N);
+	for (size_t l = doff; l < doff + dsize; l += 7) {
+		int n = read_all(buf, l, &tail, msg, sizeof(msg));
+
+		assert_true(n >= prev);
+		assert_true(n < full);
+		prev = n;
+		if (l > doff) {
+			assert_int_equal(tail, SONDE_PD_TAIL_TRUNCATED);
+			assert_non_null(strstr(msg, "offset 0x"));
+		}
+	}
+	assert_true(prev > N - 60); /* the last cut loses at most the last batch */
+	for (size_t o = doff + 8; o < doff + dsize; o += 97) {
+		uint8_t save = buf[o];
+
+		buf[o] ^= 0x5a;
+		(void)read_all(buf, len, &tail, msg, sizeof(msg));
+		buf[o] = save;
+	}
+	free(buf);
 }
 
 /* The fast path: many records in one buffer bigger than the writer's. */
@@ -1296,6 +1465,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tripwire),	    cmocka_unit_test(test_record_round_trip),
+	    cmocka_unit_test(test_compressed_round_trip), cmocka_unit_test(test_compressed_bulk),
+	    cmocka_unit_test(test_compressed_damage),
 	    cmocka_unit_test(test_bulk_write),	    cmocka_unit_test(test_feature_round_trip),
 	    cmocka_unit_test(test_host_fill),	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_corrupted_sizes), cmocka_unit_test(test_bad_headers),
