@@ -162,6 +162,32 @@ def test_callchains_dwarf(tmp_path):
     assert "sample_type = IP|TID|TIME|CALLCHAIN|PERIOD|REGS_USER|STACK_USER" in h
 
 
+def unwound_to_main(path, leaf):
+    """(samples in @leaf, those whose unwound chain reaches main), per perf script."""
+    s = run(["perf", "script", "-i", str(path)]).stdout
+    hits = [b for b in s.split("\n\n") if re.search(r"^\s+\w+ %s\+" % leaf, b, re.M)]
+    return len(hits), sum(1 for b in hits if re.search(r"\s\w+ main\+", b))
+
+
+def test_dwarf_stack_size(tmp_path):
+    """deep_stack keeps ~12 KB of stack under main: the default 8 KB copy
+    cannot unwind to main, dwarf,16384 always can."""
+    small, big = tmp_path / "8k.data", tmp_path / "16k.data"
+    sonde("record", "--call-graph", "dwarf", "-o", str(small), "--",
+          workload("deep_stack"), "0.3")
+    sonde("record", "--call-graph", "dwarf,16384", "-o", str(big), "--",
+          workload("deep_stack"), "0.3")
+    assert "sample_stack_user = 8192" in run(["perf", "report", "-i", str(small),
+                                               "--header-only"]).stdout
+    n8, full8 = unwound_to_main(small, "leaf")
+    n16, full16 = unwound_to_main(big, "leaf")
+    assert n8 > 500 and n16 > 500, (n8, n16)
+    assert full8 == 0, (n8, full8)
+    assert full16 >= 0.95 * n16, (n16, full16)
+    r = sonde("record", "--call-graph", "dwarf,70000", "--", "true", check=False)
+    assert r.returncode == 2 and "65528" in r.stderr, r.stderr
+
+
 def background_split(seconds):
     p = subprocess.Popen([workload("split"), str(seconds)])
     time.sleep(0.3)  # running before the capture starts
