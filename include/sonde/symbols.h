@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbols: names, source lines and inlined frames for addresses in user
+ * objects, the kernel and its modules, through elfutils' libdwfl.  Host
+ * side only (never linked by the agent).
+ *
+ * A struct sonde_symtab is one report's symbol world.  Objects (struct
+ * sonde_dso) are found once per (path, build id) and owned by the symtab;
+ * their symbols are interned and handed out as borrowed const pointers
+ * valid until sonde_symtab_free().  Lookups are cached per object, so a
+ * report that resolves the same address a million times pays for libdwfl
+ * once.
+ *
+ * Addresses: user objects are resolved by "object address", the ELF
+ * virtual address of the loaded file (what `nm` prints), obtained from a
+ * sample's ip and its mapping with sonde_dso_map_ip().  The kernel and
+ * module objects take the runtime kernel address itself.
+ */
+#ifndef SONDE_SYMBOLS_H
+#define SONDE_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sonde_symtab;
+struct sonde_dso;
+
+/* Where to look; every field may be zero/NULL. */
+struct sonde_symtab_opts {
+	const char *symfs;		     /* --symfs: capture paths are looked up under it */
+	const char *const *debug_dirs;	     /* --debug-dir, tried before the defaults */
+	size_t nr_debug_dirs;
+	const char *vmlinux;		     /* -k FILE */
+	const char *modules_dir;	     /* --modules-dir: holds NAME.ko (searched recursively) */
+	const char *const *images;	     /* --image NAME=PATH, NAME a module or an object basename */
+	size_t nr_images;
+	const char *osrelease;		     /* the capture's kernel release (header feature) */
+	const char *kallsyms;		     /* kallsyms text saved in the capture, borrowed */
+	size_t kallsyms_len;
+	const char *modules;		     /* sonde's module sections feature text, borrowed */
+	size_t modules_len;
+	bool no_proc_kallsyms;		     /* never read this machine's /proc/kallsyms */
+	bool no_inline;			     /* skip inlined frames (faster) */
+};
+
+/**
+ * sonde_symtab_new() - a symbol world for one report
+ * Return: 0 with *out new (free with sonde_symtab_free()), or -ENOMEM.
+ */
+int sonde_symtab_new(struct sonde_symtab **out, const struct sonde_symtab_opts *opts);
+void sonde_symtab_free(struct sonde_symtab *st);
+
+enum sonde_dso_kind {
+	SONDE_DSO_USER = 0,
+	SONDE_DSO_KERNEL, /* [kernel.kallsyms] */
+	SONDE_DSO_MODULE, /* a kernel module, by name ("[ext4]" in perf's MMAPs) */
+	SONDE_DSO_ANON,	  /* [vdso], //anon, [heap]...: no file */
+};
+
+/**
+ * sonde_symtab_findnew_dso() - the object for a mapping's file
+ * @path: the file name as the capture has it ("/usr/lib/libc.so.6",
+ *        "[kernel.kallsyms]", "[ext4]", "/lib/modules/.../ext4.ko", "[vdso]")
+ * @build_id, @build_id_len: from the MMAP2 record or the BUILD_ID feature, or 0
+ *
+ * Nothing is opened until the first lookup.
+ * Return: borrowed: owned by @st; NULL only when out of memory.
+ */
+struct sonde_dso *sonde_symtab_findnew_dso(struct sonde_symtab *st, const char *path,
+					   const uint8_t *build_id, size_t build_id_len);
+
+enum sonde_dso_kind sonde_dso_kind(const struct sonde_dso *d);
+/* The name reports show: the file's basename, "[kernel.kallsyms]", "[ext4]". */
+const char *sonde_dso_short_name(const struct sonde_dso *d);
+/* The path as given. */
+const char *sonde_dso_long_name(const struct sonde_dso *d);
+/* Dense id, 0..sonde_symtab_nr_dsos()-1, in creation order. */
+uint32_t sonde_dso_id(const struct sonde_dso *d);
+size_t sonde_symtab_nr_dsos(const struct sonde_symtab *st);
+struct sonde_dso *sonde_symtab_dso(const struct sonde_symtab *st, uint32_t id);
+
+/**
+ * sonde_dso_map_ip() - object address of a user-space @ip
+ * @map_start, @map_pgoff: the MMAP/MMAP2 record's start and pgoff
+ *
+ * Uses the object's program headers (opening it on first use); falls back
+ * to ip - map_start + map_pgoff when the file cannot be read.  Kernel and
+ * module objects return @ip.
+ */
+uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, uint64_t map_pgoff);
+
+/* An interned function symbol; borrowed, valid until sonde_symtab_free(). */
+struct sonde_symbol {
+	const char *name;      /* as perf shows it (C++ demangled) */
+	uint64_t start, size;  /* object addresses */
+	struct sonde_dso *dso;
+	uint32_t id;	       /* dense over the symtab: 0..sonde_symtab_nr_symbols()-1 */
+};
+
+/**
+ * sonde_dso_find_symbol() - the function holding object address @addr
+ * Return: borrowed symbol, or NULL (unresolved: show hex with the object).
+ */
+const struct sonde_symbol *sonde_dso_find_symbol(struct sonde_dso *d, uint64_t addr);
+size_t sonde_symtab_nr_symbols(const struct sonde_symtab *st);
+const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, uint32_t id);
+
+/* A source position; file borrowed (interned), line 0 when unknown. */
+struct sonde_srcline {
+	const char *file;
+	uint32_t line;
+};
+
+/* Source line of object address @addr (of the innermost inlined code). Return: 0 or -ENOENT. */
+int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *out);
+
+/*
+ * Inlined frames at @addr, innermost first: @names[i] is the inlined
+ * function, @calls[i] where it was inlined (the caller's line).  Fills at
+ * most @max.  Return: the number of frames (0 when none), or an error.
+ */
+int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
+		      struct sonde_srcline *calls, size_t max);
+
+/*
+ * Why an object stayed unresolved (for --verbose): a borrowed message
+ * naming where it looked ("/usr/lib/debug/.build-id/ab/cdef.debug: not
+ * found; ..."), or NULL when it resolved.
+ */
+const char *sonde_dso_search_log(const struct sonde_dso *d);
+/* True when symbols were found (after at least one lookup). */
+bool sonde_dso_has_symbols(const struct sonde_dso *d);
+/* The file actually used for symbols (may differ from the long name), or NULL. */
+const char *sonde_dso_symbol_file(const struct sonde_dso *d);
+
+#endif
