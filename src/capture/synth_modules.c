@@ -214,7 +214,8 @@ int sonde_synth_modules(const struct sonde_synth *s)
 	ret = sonde_kmods_read(s->procfs, s->modules_dir, &mods, &n);
 	if (ret < 0)
 		return ret;
-	qsort(mods, n, sizeof(*mods), by_base); /* perf walks its maps in address order */
+	if (n) /* qsort wants a non-NULL base even for 0 items */
+		qsort(mods, n, sizeof(*mods), by_base); /* perf walks its maps in address order */
 	for (i = 0; i < n && ret >= 0; i++) {
 		char bracket[sizeof(mods[i].name) + 2];
 
