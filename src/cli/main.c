@@ -26,6 +26,7 @@ struct command {
 static const struct command commands[] = {
 	{"stat", cmd_stat, "count events of a command, processes or the whole system"},
 	{"record", cmd_record, "sample events into perf.data"},
+	{"report", cmd_report, "show where the samples of a capture went, by function and object"},
 	{"list", cmd_list, "list the events this machine can count and sample"},
 	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
 };

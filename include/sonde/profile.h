@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profile: samples aggregated into entries keyed by the report's sort
+ * keys (comm, pid, dso, sym, srcline), with per-event sample counts and
+ * periods side by side, optionally inclusive ("children") totals, and a
+ * call-path trie under every entry.  Views (text, JSON, HTML) read the
+ * finished profile; none of them looks at records.
+ *
+ * Frames are resolved by the caller (machine + symbols) and handed in
+ * leaf first; the profile keeps only ids and pointers into the symbol
+ * world, which must outlive it.
+ */
+#ifndef SONDE_PROFILE_H
+#define SONDE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sonde/symbols.h>
+
+enum sonde_sort_key {
+	SONDE_SORT_COMM,
+	SONDE_SORT_PID,
+	SONDE_SORT_DSO,
+	SONDE_SORT_SYM,
+	SONDE_SORT_SRCLINE,
+};
+#define SONDE_SORT_MAX 5
+
+/* Parses "comm,dso,sym" into @keys. Return: the number of keys, or -EINVAL. */
+int sonde_sort_keys_parse(const char *s, enum sonde_sort_key *keys, size_t max);
+const char *sonde_sort_key_name(enum sonde_sort_key k);
+
+/* One resolved frame of a sample. */
+struct sonde_frame {
+	struct sonde_dso *dso;		/* NULL: no map held the address */
+	const struct sonde_symbol *sym; /* NULL: unresolved */
+	uint64_t addr;			/* object address (or the ip without a dso) */
+	struct sonde_srcline src;	/* filled only when srcline is a key */
+	bool kernel;
+};
+
+struct sonde_profile_opts {
+	enum sonde_sort_key keys[SONDE_SORT_MAX];
+	size_t nkeys;
+	size_t nevents;
+	bool children;	   /* also accumulate inclusive totals per frame */
+	bool callchains;   /* build call-path tries under the entries */
+	bool caller_order; /* tries run from the outermost caller down (-G caller) */
+};
+
+/* An entry's key; fields not among the sort keys are zero. */
+struct sonde_entry_key {
+	uint32_t comm; /* interned string id of the machine */
+	uint32_t pid;
+	struct sonde_dso *dso;
+	const struct sonde_symbol *sym;
+	uint64_t addr; /* when sym is NULL: the unresolved address */
+	struct sonde_srcline src;
+	bool kernel;
+};
+
+/* Per-event totals of an entry or a trie node. */
+struct sonde_counts {
+	uint64_t samples;
+	uint64_t period;
+};
+
+struct sonde_profile;
+
+/* Borrowed: the options the profile was made with. */
+const struct sonde_profile_opts *sonde_profile_opts(const struct sonde_profile *p);
+
+int sonde_profile_new(struct sonde_profile **out, const struct sonde_profile_opts *opts);
+void sonde_profile_free(struct sonde_profile *p);
+
+/**
+ * sonde_profile_add() - account one sample
+ * @event: index of the sample's event (< nevents)
+ * @frames: @nframes resolved frames, leaf first (at least 1)
+ * Return: 0 or -ENOMEM.
+ */
+int sonde_profile_add(struct sonde_profile *p, size_t event, uint64_t period, uint32_t comm,
+		      uint32_t pid, const struct sonde_frame *frames, size_t nframes);
+
+/* Totals of event @ev over every sample added. */
+struct sonde_counts sonde_profile_total(const struct sonde_profile *p, size_t ev);
+
+/* Entries, valid until the profile is freed or added to. */
+size_t sonde_profile_nr_entries(const struct sonde_profile *p);
+const struct sonde_entry_key *sonde_profile_entry_key(const struct sonde_profile *p, size_t i);
+/* Self counts of entry @i for event @ev. */
+struct sonde_counts sonde_profile_entry_self(const struct sonde_profile *p, size_t i, size_t ev);
+/* Inclusive counts (self when children is off). */
+struct sonde_counts sonde_profile_entry_total(const struct sonde_profile *p, size_t i, size_t ev);
+
+/**
+ * sonde_profile_sort() - order entries by event @ev's period, descending
+ * (inclusive when @by_children), ties by key; returns the order in @idx
+ * (nr_entries items, caller's array).
+ */
+void sonde_profile_sort(const struct sonde_profile *p, size_t ev, bool by_children, size_t *idx);
+
+/*
+ * Call-path trie under entry @i: nodes are frames (symbol, or object +
+ * address when unresolved), children in the configured order.  Node 0 of
+ * an entry is its root (the entry's own frame); walk with first_child /
+ * next_sibling; SIZE_MAX ends a list.
+ */
+size_t sonde_profile_trie_root(const struct sonde_profile *p, size_t entry);
+size_t sonde_profile_node_first_child(const struct sonde_profile *p, size_t node);
+size_t sonde_profile_node_next_sibling(const struct sonde_profile *p, size_t node);
+const struct sonde_frame *sonde_profile_node_frame(const struct sonde_profile *p, size_t node);
+struct sonde_counts sonde_profile_node_counts(const struct sonde_profile *p, size_t node,
+					      size_t ev);
+
+#endif

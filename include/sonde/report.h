@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Report: one pass over a capture into the model every profile view
+ * renders from: the machine (threads, maps), the symbol world, and the
+ * profile (entries, per-event counts, call-path tries).  The pass is a
+ * callback over the time-ordered record stream; views never re-read the
+ * file.
+ */
+#ifndef SONDE_REPORT_H
+#define SONDE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sonde/error.h>
+#include <sonde/machine.h>
+#include <sonde/pd_ordered.h>
+#include <sonde/perf_data.h>
+#include <sonde/profile.h>
+#include <sonde/symbols.h>
+
+struct sonde_report_opts {
+	/* Where symbols come from; the capture's kallsyms, modules and release
+	 * are added by sonde_report_build() when these leave them unset. */
+	struct sonde_symtab_opts sym;
+	enum sonde_sort_key keys[SONDE_SORT_MAX];
+	size_t nkeys;
+	bool children;	   /* inclusive totals (perf's --children) */
+	bool callchains;   /* build call graphs (when the capture has chains) */
+	bool caller_order; /* -G caller */
+	bool no_unwind;	   /* ignore saved user stacks (--call-graph dwarf captures) */
+	/* Filters: a sample is kept when it matches one of each given list. */
+	const char *const *comms;
+	size_t ncomms;
+	const uint32_t *pids;
+	size_t npids;
+	const char *const *dsos; /* short or long object names */
+	size_t ndsos;
+	/* Optional progress: called with the file offset reached and the size. */
+	void (*progress)(void *ctx, uint64_t offset, uint64_t size);
+	void *progress_ctx;
+};
+
+struct sonde_report {
+	struct sonde_pd_reader *reader; /* borrowed */
+	struct sonde_symtab *symtab;
+	struct sonde_machine *machine;
+	struct sonde_profile *profile;
+	size_t nevents;
+	const struct sonde_pd_attr **events; /* [nevents], borrowed from the reader */
+	const char **event_names;	     /* [nevents] */
+	bool has_callchains;		     /* some sample had a chain or a user stack */
+	uint64_t lost, lost_samples, throttled, filtered_out;
+	uint64_t unwound, unwind_failed; /* dwarf samples */
+	struct sonde_pd_walk_stats walk;
+};
+
+/**
+ * sonde_report_build() - read @r once into a report
+ * @err: receives the message of a failure (with the file offset)
+ * Return: 0 with *out new (free with sonde_report_free()), or an error.
+ */
+int sonde_report_build(struct sonde_report **out, struct sonde_pd_reader *r,
+		       const struct sonde_report_opts *o, struct sonde_errmsg *err);
+void sonde_report_free(struct sonde_report *rep);
+
+/* The name a report shows for an entry's symbol: "hot_fn", or "0x1234". */
+const char *sonde_report_sym_name(const struct sonde_entry_key *k, const struct sonde_frame *f,
+				  char *buf, size_t len);
+
+#endif

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sonde report: options in perf report's conventions -> one report pass
+ * -> the text or JSON view.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sonde/perf_data.h>
+#include <sonde/report.h>
+#include <sonde/report_print.h>
+#include <sonde/strlist.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sonde report [options]\n"
+    "\n"
+    "Reads a capture (perf.data from sonde or perf) and shows where the samples went.\n"
+    "\n"
+    "  -i, --input FILE        the capture (default perf.data)\n"
+    "      --stdio             text output (the default)\n"
+    "      --json              one JSON object on stdout\n"
+    "  -s, --sort KEYS         comm,pid,dso,sym,srcline combined (default comm,dso,sym)\n"
+    "      --images            per object: --sort dso (with --comm, per application)\n"
+    "      --children          inclusive totals per function (default with call chains)\n"
+    "      --no-children       self time only\n"
+    "  -g, --call-graph ORDER  show call graphs: callee (default) or caller; none hides\n"
+    "  -G                      --call-graph caller\n"
+    "      --percent-limit P   hide rows below P%% overhead\n"
+    "      --callchain-limit P hide call-graph branches below P%% (default 0.5)\n"
+    "  -n, --show-nr-samples   a samples column per event\n"
+    "      --sort-event N|NAME order rows by this event (several events side by side)\n"
+    "      --comm LIST         only these commands\n"
+    "      --pid LIST          only these processes\n"
+    "  -d, --dso LIST          only samples in these objects (with -s sym: one image's symbols)\n"
+    "  -k, --vmlinux FILE      kernel image with symbols\n"
+    "      --symfs DIR         look up the capture's paths under DIR (a target's root, a sysroot)\n"
+    "      --debug-dir DIR     separate debug files (DIR/.build-id/xx/rest.debug), repeatable\n"
+    "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
+    "      --image NAME=PATH   the file for an object or module, repeatable\n"
+    "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
+    "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
+    "  -q, --quiet             no warnings\n"
+    "  -h, --help              this help\n";
+
+struct report_cli {
+	const char *input;
+	bool json, verbose, quiet;
+	int children; /* -1: default */
+	int graph;    /* -1: default, 0 none, 1 callee, 2 caller */
+	const char *sort;
+	const char *sort_event;
+	double percent_limit, callchain_limit;
+	bool show_samples;
+	struct sonde_strlist comms, dsos, debug_dirs, images;
+	uint32_t *pids;
+	size_t npids;
+	struct sonde_report_opts ro;
+};
+
+static int add_list(struct sonde_strlist *l, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ",", &save); t && !r; t = strtok_r(NULL, ",", &save))
+		r = sonde_strlist_add(l, t);
+	free(copy);
+	return r;
+}
+
+static int add_pids(struct report_cli *c, const char *arg)
+{
+	char *end;
+
+	for (;;) {
+		unsigned long v = strtoul(arg, &end, 10);
+		uint32_t *p;
+
+		if (end == arg || (*end && *end != ','))
+			return cli_usage_error("report", "--pid takes a list of numbers, not '%s'",
+					       arg);
+		if (!(p = realloc(c->pids, (c->npids + 1) * sizeof(*p))))
+			return -ENOMEM;
+		c->pids = p;
+		c->pids[c->npids++] = (uint32_t)v;
+		if (!*end)
+			return 0;
+		arg = end + 1;
+	}
+}
+
+static int parse(int argc, char **argv, struct report_cli *c)
+{
+	enum {
+		OPT_STDIO = 256,
+		OPT_JSON,
+		OPT_IMAGES,
+		OPT_CHILDREN,
+		OPT_NO_CHILDREN,
+		OPT_PLIMIT,
+		OPT_CLIMIT,
+		OPT_SORT_EVENT,
+		OPT_COMM,
+		OPT_PID,
+		OPT_SYMFS,
+		OPT_DEBUG_DIR,
+		OPT_MODULES_DIR,
+		OPT_IMAGE,
+		OPT_NO_UNWIND
+	};
+	static const struct option opts[] = {
+	    {"input", required_argument, NULL, 'i'},
+	    {"stdio", no_argument, NULL, OPT_STDIO},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"sort", required_argument, NULL, 's'},
+	    {"images", no_argument, NULL, OPT_IMAGES},
+	    {"children", no_argument, NULL, OPT_CHILDREN},
+	    {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+	    {"call-graph", required_argument, NULL, 'g'},
+	    {"percent-limit", required_argument, NULL, OPT_PLIMIT},
+	    {"callchain-limit", required_argument, NULL, OPT_CLIMIT},
+	    {"show-nr-samples", no_argument, NULL, 'n'},
+	    {"sort-event", required_argument, NULL, OPT_SORT_EVENT},
+	    {"comm", required_argument, NULL, OPT_COMM},
+	    {"pid", required_argument, NULL, OPT_PID},
+	    {"dso", required_argument, NULL, 'd'},
+	    {"vmlinux", required_argument, NULL, 'k'},
+	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
+	    {"image", required_argument, NULL, OPT_IMAGE},
+	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	char *end;
+	int o, r = 0;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "i:s:g:Gnd:k:vqh", opts, NULL)) != -1 && r == 0) {
+		switch (o) {
+		case 'i':
+			c->input = optarg;
+			break;
+		case OPT_STDIO:
+			c->json = false;
+			break;
+		case OPT_JSON:
+			c->json = true;
+			break;
+		case 's':
+			c->sort = optarg;
+			break;
+		case OPT_IMAGES:
+			c->sort = "dso";
+			break;
+		case OPT_CHILDREN:
+			c->children = 1;
+			break;
+		case OPT_NO_CHILDREN:
+			c->children = 0;
+			break;
+		case 'g':
+			if (!strcmp(optarg, "callee"))
+				c->graph = 1;
+			else if (!strcmp(optarg, "caller"))
+				c->graph = 2;
+			else if (!strcmp(optarg, "none"))
+				c->graph = 0;
+			else
+				return cli_usage_error("report",
+						       "--call-graph takes callee, caller or none");
+			break;
+		case 'G':
+			c->graph = 2;
+			break;
+		case OPT_PLIMIT:
+		case OPT_CLIMIT: {
+			double v = strtod(optarg, &end);
+
+			if (*end == '%')
+				end++;
+			if (*end || v < 0 || v > 100)
+				return cli_usage_error(
+				    "report", "a percentage from 0 to 100, not '%s'", optarg);
+			*(o == OPT_PLIMIT ? &c->percent_limit : &c->callchain_limit) = v;
+			break;
+		}
+		case 'n':
+			c->show_samples = true;
+			break;
+		case OPT_SORT_EVENT:
+			c->sort_event = optarg;
+			break;
+		case OPT_COMM:
+			r = add_list(&c->comms, optarg);
+			break;
+		case OPT_PID:
+			r = add_pids(c, optarg);
+			break;
+		case 'd':
+			r = add_list(&c->dsos, optarg);
+			break;
+		case 'k':
+			c->ro.sym.vmlinux = optarg;
+			break;
+		case OPT_SYMFS:
+			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			r = sonde_strlist_add(&c->debug_dirs, optarg);
+			break;
+		case OPT_MODULES_DIR:
+			c->ro.sym.modules_dir = optarg;
+			break;
+		case OPT_IMAGE:
+			if (!strchr(optarg, '='))
+				return cli_usage_error("report",
+						       "--image takes NAME=PATH, not '%s'", optarg);
+			r = sonde_strlist_add(&c->images, optarg);
+			break;
+		case OPT_NO_UNWIND:
+			c->ro.no_unwind = true;
+			break;
+		case 'v':
+			c->verbose = true;
+			break;
+		case 'q':
+			c->quiet = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			return cli_usage_error("report", "unknown option");
+		}
+	}
+	if (r > 0)
+		return r;
+	if (r < 0)
+		return EXIT_FAIL;
+	if (optind < argc)
+		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static void progress(void *ctx, uint64_t off, uint64_t size)
+{
+	(void)ctx;
+	if (size)
+		fprintf(stderr, "\rsonde report: reading %3.0f%%",
+			100.0 * (double)off / (double)size);
+}
+
+static int pick_sort_event(const struct report_cli *c, const struct sonde_report *rep, size_t *ev)
+{
+	char *end;
+	unsigned long n;
+
+	*ev = 0;
+	if (!c->sort_event)
+		return 0;
+	n = strtoul(c->sort_event, &end, 10);
+	if (!*end && n < rep->nevents) {
+		*ev = n;
+		return 0;
+	}
+	for (size_t i = 0; i < rep->nevents; i++)
+		if (!strcmp(rep->event_names[i], c->sort_event)) {
+			*ev = i;
+			return 0;
+		}
+	return cli_usage_error("report", "--sort-event: the capture has no event '%s'",
+			       c->sort_event);
+}
+
+static void warn_capture(const struct report_cli *c, const struct sonde_report *rep,
+			 struct sonde_pd_reader *r)
+{
+	if (c->quiet)
+		return;
+	if (sonde_pd_reader_tail(r) != SONDE_PD_TAIL_CLEAN)
+		cli_warn("%s: %s; reporting what was read", c->input,
+			 sonde_pd_reader_errmsg(r)[0] ? sonde_pd_reader_errmsg(r)
+						      : "the recorder did not finish the file");
+	if (rep->lost || rep->lost_samples)
+		cli_warn("%llu samples were lost during the capture (the report undercounts)",
+			 (unsigned long long)(rep->lost + rep->lost_samples));
+	if (rep->throttled)
+		cli_warn("the kernel throttled sampling %llu times (lower -F or raise "
+			 "kernel.perf_event_max_sample_rate)",
+			 (unsigned long long)rep->throttled);
+	if (rep->walk.undecodable)
+		cli_warn("%llu records could not be decoded and were skipped",
+			 (unsigned long long)rep->walk.undecodable);
+	if (rep->unwind_failed)
+		cli_warn("%llu of %llu user stacks could not be unwound",
+			 (unsigned long long)rep->unwind_failed,
+			 (unsigned long long)(rep->unwind_failed + rep->unwound));
+}
+
+static void verbose_symbols(const struct sonde_report *rep)
+{
+	for (size_t i = 0; i < sonde_symtab_nr_dsos(rep->symtab); i++) {
+		const struct sonde_dso *d = sonde_symtab_dso(rep->symtab, (uint32_t)i);
+		const char *log = sonde_dso_search_log(d);
+
+		if (log)
+			fprintf(stderr, "sonde report: %s: no symbols: %s\n",
+				sonde_dso_long_name(d), log);
+	}
+}
+
+static int run(struct report_cli *c)
+{
+	struct sonde_pd_reader *r = NULL;
+	struct sonde_report *rep = NULL;
+	struct sonde_errmsg err = {{0}};
+	struct sonde_print_opts po = {.callchain_limit = c->callchain_limit, .header = true};
+	int ret;
+
+	ret = sonde_pd_reader_open(&r, c->input, &err);
+	if (ret) {
+		cli_error("%s", err.text[0] ? err.text : sonde_strerror(ret));
+		return EXIT_FAIL;
+	}
+	if (!c->sort)
+		c->sort = "comm,dso,sym";
+	ret = sonde_sort_keys_parse(c->sort, c->ro.keys, SONDE_SORT_MAX);
+	if (ret < 0) {
+		sonde_pd_reader_close(r);
+		return cli_usage_error("report",
+				       "--sort takes keys among comm,pid,dso,sym,srcline");
+	}
+	c->ro.nkeys = (size_t)ret;
+	/* perf's defaults: children and call graphs when the capture has chains. */
+	{
+		bool chains = false;
+
+		for (size_t i = 0; i < sonde_pd_reader_nr_attrs(r); i++)
+			chains |= !!(sonde_pd_reader_attr(r, i)->attr.sample_type &
+				     (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
+		c->ro.children = c->children < 0 ? chains : c->children;
+		c->ro.callchains = chains && c->graph != 0;
+		c->ro.caller_order = c->graph == 2;
+	}
+	c->ro.comms = (const char *const *)c->comms.v;
+	c->ro.ncomms = c->comms.n;
+	c->ro.pids = c->pids;
+	c->ro.npids = c->npids;
+	c->ro.dsos = (const char *const *)c->dsos.v;
+	c->ro.ndsos = c->dsos.n;
+	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
+	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.sym.images = (const char *const *)c->images.v;
+	c->ro.sym.nr_images = c->images.n;
+	if (isatty(STDERR_FILENO) && !c->quiet)
+		c->ro.progress = progress;
+	ret = sonde_report_build(&rep, r, &c->ro, &err);
+	if (c->ro.progress)
+		fprintf(stderr, "\r%40s\r", "");
+	if (ret) {
+		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
+		sonde_pd_reader_close(r);
+		return EXIT_FAIL;
+	}
+	warn_capture(c, rep, r);
+	if (c->verbose)
+		verbose_symbols(rep);
+	ret = pick_sort_event(c, rep, &po.sort_event);
+	if (ret == 0) {
+		po.percent_limit = c->percent_limit;
+		po.callchains = c->ro.callchains;
+		po.show_samples = c->show_samples || rep->nevents > 1;
+		po.file = c->input;
+		ret = c->json ? sonde_report_print_json(stdout, rep, &po)
+			      : sonde_report_print_stdio(stdout, rep, &po);
+		if (ret)
+			cli_error("writing the report: %s", sonde_strerror(ret));
+		ret = ret ? EXIT_FAIL : EXIT_OK;
+	}
+	sonde_report_free(rep);
+	sonde_pd_reader_close(r);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv, struct cli *cli)
+{
+	struct report_cli c = {
+	    .input = "perf.data", .children = -1, .graph = -1, .callchain_limit = 0.5};
+	int ret;
+
+	(void)cli;
+	sonde_strlist_init(&c.comms);
+	sonde_strlist_init(&c.dsos);
+	sonde_strlist_init(&c.debug_dirs);
+	sonde_strlist_init(&c.images);
+	ret = parse(argc, argv, &c);
+	if (ret == 0)
+		ret = run(&c);
+	else if (ret < 0)
+		ret = EXIT_OK;
+	sonde_strlist_fini(&c.comms);
+	sonde_strlist_fini(&c.dsos);
+	sonde_strlist_fini(&c.debug_dirs);
+	sonde_strlist_fini(&c.images);
+	free(c.pids);
+	return ret;
+}

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorded machine: threads, processes with their maps, kernel maps.
+ *
+ * Lookups happen once per sample and per call-chain entry, so they are
+ * cheap: threads and processes live in open-addressing tables keyed by
+ * tid and pid; each process keeps its maps sorted by start in an array,
+ * searched by bisection after a one-entry cache of the last hit.  Map
+ * updates (rare next to lookups) rebuild the array around the new map,
+ * trimming or splitting what it overlaps, as the kernel does to the
+ * address space.  Strings (comms) are interned to ids so aggregation
+ * compares integers.
+ */
+#include <sonde/machine.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Addresses at or above this are kernel ones on the 64-bit arches sonde reads. */
+#define KERNEL_START 0xffff000000000000ull
+#define PID_KERNEL UINT32_MAX
+
+struct proc {
+	uint32_t pid;
+	bool used;
+	struct sonde_map *maps; /* sorted by start, disjoint */
+	size_t n, cap;
+	size_t last; /* index of the last hit */
+};
+
+struct tslot {
+	uint32_t tid;
+	bool used;
+	struct sonde_thread t;
+};
+
+struct strtab {
+	char **v;
+	size_t n, cap;
+	uint32_t *slots; /* open addressing over v: id + 1, 0 empty */
+	size_t nslots;
+};
+
+struct sonde_machine {
+	struct sonde_symtab *st;
+	struct proc *procs;
+	size_t nprocs, procs_cap; /* procs_cap a power of two */
+	struct tslot *threads;
+	size_t nthreads, threads_cap;
+	struct proc kernel;
+	struct strtab strs;
+};
+
+/* ---- strings ---------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int strtab_grow(struct strtab *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 256;
+	uint32_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t k = hash_str(t->v[i]) & (n - 1);
+
+		while (s[k])
+			k = (k + 1) & (n - 1);
+		s[k] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = n;
+	return 0;
+}
+
+uint32_t sonde_machine_intern(struct sonde_machine *m, const char *str)
+{
+	struct strtab *t = &m->strs;
+	size_t k;
+
+	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
+		return UINT32_MAX;
+	k = hash_str(str) & (t->nslots - 1);
+	while (t->slots[k]) {
+		if (!strcmp(t->v[t->slots[k] - 1], str))
+			return t->slots[k] - 1;
+		k = (k + 1) & (t->nslots - 1);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char **v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return UINT32_MAX;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (!(t->v[t->n] = strdup(str)))
+		return UINT32_MAX;
+	t->slots[k] = (uint32_t)t->n + 1;
+	return (uint32_t)t->n++;
+}
+
+const char *sonde_machine_str(const struct sonde_machine *m, uint32_t id)
+{
+	return id < m->strs.n ? m->strs.v[id] : "";
+}
+
+/* ---- processes and threads -------------------------------------------- */
+
+static uint64_t hash_u32(uint32_t v)
+{
+	return (v * 0x9e3779b97f4a7c15ull) >> 17;
+}
+
+static int procs_grow(struct sonde_machine *m)
+{
+	size_t n = m->procs_cap ? m->procs_cap * 2 : 64;
+	struct proc *p = calloc(n, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->procs_cap; i++) {
+		size_t k;
+
+		if (!m->procs[i].used)
+			continue;
+		k = hash_u32(m->procs[i].pid) & (n - 1);
+		while (p[k].used)
+			k = (k + 1) & (n - 1);
+		p[k] = m->procs[i];
+	}
+	free(m->procs);
+	m->procs = p;
+	m->procs_cap = n;
+	return 0;
+}
+
+static struct proc *find_proc(struct sonde_machine *m, uint32_t pid)
+{
+	size_t k;
+
+	if (pid == PID_KERNEL)
+		return &m->kernel;
+	if (!m->procs_cap)
+		return NULL;
+	k = hash_u32(pid) & (m->procs_cap - 1);
+	while (m->procs[k].used) {
+		if (m->procs[k].pid == pid)
+			return &m->procs[k];
+		k = (k + 1) & (m->procs_cap - 1);
+	}
+	return NULL;
+}
+
+static struct proc *findnew_proc(struct sonde_machine *m, uint32_t pid)
+{
+	struct proc *p = find_proc(m, pid);
+	size_t k;
+
+	if (p)
+		return p;
+	if ((m->nprocs + 1) * 2 > m->procs_cap && procs_grow(m))
+		return NULL;
+	k = hash_u32(pid) & (m->procs_cap - 1);
+	while (m->procs[k].used)
+		k = (k + 1) & (m->procs_cap - 1);
+	m->procs[k] = (struct proc){.pid = pid, .used = true};
+	m->nprocs++;
+	return &m->procs[k];
+}
+
+static int threads_grow(struct sonde_machine *m)
+{
+	size_t n = m->threads_cap ? m->threads_cap * 2 : 64;
+	struct tslot *t = calloc(n, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->threads_cap; i++) {
+		size_t k;
+
+		if (!m->threads[i].used)
+			continue;
+		k = hash_u32(m->threads[i].tid) & (n - 1);
+		while (t[k].used)
+			k = (k + 1) & (n - 1);
+		t[k] = m->threads[i];
+	}
+	free(m->threads);
+	m->threads = t;
+	m->threads_cap = n;
+	return 0;
+}
+
+static struct sonde_thread *find_thread(struct sonde_machine *m, uint32_t tid)
+{
+	size_t k;
+
+	if (!m->threads_cap)
+		return NULL;
+	k = hash_u32(tid) & (m->threads_cap - 1);
+	while (m->threads[k].used) {
+		if (m->threads[k].tid == tid)
+			return &m->threads[k].t;
+		k = (k + 1) & (m->threads_cap - 1);
+	}
+	return NULL;
+}
+
+struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint32_t pid,
+						  uint32_t tid)
+{
+	struct sonde_thread *t = find_thread(m, tid);
+	char name[32];
+	size_t k;
+
+	if (t) {
+		if (t->pid == UINT32_MAX)
+			t->pid = pid;
+		return t;
+	}
+	if ((m->nthreads + 1) * 2 > m->threads_cap && threads_grow(m))
+		return NULL;
+	k = hash_u32(tid) & (m->threads_cap - 1);
+	while (m->threads[k].used)
+		k = (k + 1) & (m->threads_cap - 1);
+	/* perf shows a thread it never saw a COMM for as ":TID". */
+	snprintf(name, sizeof(name), ":%u", tid);
+	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0}};
+	m->threads[k].t.comm = sonde_machine_intern(m, name);
+	m->nthreads++;
+	return &m->threads[k].t;
+}
+
+void sonde_machine_for_each_thread(struct sonde_machine *m,
+				   void (*fn)(void *ctx, const struct sonde_thread *t), void *ctx)
+{
+	for (size_t i = 0; i < m->threads_cap; i++)
+		if (m->threads[i].used)
+			fn(ctx, &m->threads[i].t);
+}
+
+/* ---- maps ------------------------------------------------------------- */
+
+static int maps_reserve(struct proc *p, size_t extra)
+{
+	size_t cap;
+	struct sonde_map *v;
+
+	if (p->n + extra <= p->cap)
+		return 0;
+	cap = p->cap ? p->cap * 2 : 16;
+	while (cap < p->n + extra)
+		cap *= 2;
+	if (!(v = realloc(p->maps, cap * sizeof(*v))))
+		return -ENOMEM;
+	p->maps = v;
+	p->cap = cap;
+	return 0;
+}
+
+/* First map whose end is above @addr. */
+static size_t maps_lower(const struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Inserts @nm, trimming or splitting the maps it overlaps. */
+static int maps_insert(struct proc *p, const struct sonde_map *nm)
+{
+	size_t i, j;
+	struct sonde_map left = {0}, right = {0};
+	bool has_left = false, has_right = false;
+
+	if (nm->end <= nm->start || maps_reserve(p, 2))
+		return nm->end <= nm->start ? 0 : -ENOMEM;
+	i = maps_lower(p, nm->start);
+	/* [i, j) overlap the new map. */
+	for (j = i; j < p->n && p->maps[j].start < nm->end; j++)
+		;
+	if (i < j && p->maps[i].start < nm->start) {
+		left = p->maps[i];
+		left.end = nm->start;
+		has_left = true;
+	}
+	if (i < j && p->maps[j - 1].end > nm->end) {
+		right = p->maps[j - 1];
+		right.pgoff += nm->end - right.start;
+		right.start = nm->end;
+		has_right = true;
+	}
+	{
+		size_t add = 1 + has_left + has_right, tail = p->n - j;
+		struct sonde_map *dst = p->maps + i + add;
+
+		memmove(dst, p->maps + j, tail * sizeof(*dst));
+		p->n = i + add + tail;
+	}
+	if (has_left)
+		p->maps[i++] = left;
+	p->maps[i++] = *nm;
+	if (has_right)
+		p->maps[i] = right;
+	p->last = 0;
+	return 0;
+}
+
+static const struct sonde_map *maps_find(struct proc *p, uint64_t addr)
+{
+	size_t i;
+
+	if (!p || !p->n)
+		return NULL;
+	if (p->last < p->n && p->maps[p->last].start <= addr && addr < p->maps[p->last].end)
+		return &p->maps[p->last];
+	i = maps_lower(p, addr);
+	if (i < p->n && p->maps[i].start <= addr) {
+		p->last = i;
+		return &p->maps[i];
+	}
+	return NULL;
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static bool is_kernel_mmap(const struct sonde_pd_record *rec, const struct sonde_pd_mmap *mm)
+{
+	uint16_t mode = rec->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mm->pid == PID_KERNEL || mode == PERF_RECORD_MISC_KERNEL ||
+	       mode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+static int do_mmap(struct sonde_machine *m, const struct sonde_pd_record *rec,
+		   const struct sonde_pd_mmap *mm)
+{
+	const char *name = mm->filename ? mm->filename : "//anon";
+	bool kernel = is_kernel_mmap(rec, mm);
+	struct proc *p = kernel ? &m->kernel : findnew_proc(m, mm->pid);
+	struct sonde_map nm;
+
+	if (!p)
+		return -ENOMEM;
+	/* perf names the kernel map "[kernel.kallsyms]_text" (or _stext). */
+	if (kernel && !strncmp(name, "[kernel.kallsyms]", 17))
+		name = "[kernel.kallsyms]";
+	nm.start = mm->start;
+	nm.end = mm->len > UINT64_MAX - mm->start ? UINT64_MAX : mm->start + mm->len;
+	nm.pgoff = mm->pgoff;
+	nm.dso = sonde_symtab_findnew_dso(m->st, name, mm->build_id, mm->build_id_size);
+	if (!nm.dso)
+		return -ENOMEM;
+	return maps_insert(p, &nm);
+}
+
+static int do_comm(struct sonde_machine *m, const struct sonde_pd_record *rec,
+		   const struct sonde_pd_comm *c)
+{
+	struct sonde_thread *t = sonde_machine_findnew_thread(m, c->pid, c->tid);
+	uint32_t id = sonde_machine_intern(m, c->comm ? c->comm : "");
+
+	if (!t || id == UINT32_MAX)
+		return -ENOMEM;
+	t->comm = id;
+	if ((rec->misc & PERF_RECORD_MISC_COMM_EXEC) && c->pid == c->tid) {
+		struct proc *p = find_proc(m, c->pid);
+
+		/* An exec replaces the address space; the new MMAPs follow. */
+		if (p)
+			p->n = 0;
+	}
+	return 0;
+}
+
+static int do_fork(struct sonde_machine *m, const struct sonde_pd_fork *f)
+{
+	struct sonde_thread *parent = sonde_machine_findnew_thread(m, f->ppid, f->ptid);
+	struct sonde_thread *child;
+	uint32_t comm;
+
+	if (!parent)
+		return -ENOMEM;
+	comm = parent->comm;
+	if (!(child = sonde_machine_findnew_thread(m, f->pid, f->tid)))
+		return -ENOMEM;
+	child->pid = f->pid;
+	child->comm = comm;
+	if (f->pid != f->ppid) {
+		struct proc *cp = findnew_proc(m, f->pid);
+		/* After findnew, which may move the table. */
+		struct proc *pp = find_proc(m, f->ppid);
+
+		if (!cp)
+			return -ENOMEM;
+		if (pp && pp->n && !cp->n) {
+			if (maps_reserve(cp, pp->n))
+				return -ENOMEM;
+			memcpy(cp->maps, pp->maps, pp->n * sizeof(*pp->maps));
+			cp->n = pp->n;
+		}
+	}
+	return 0;
+}
+
+int sonde_machine_process(struct sonde_machine *m, const struct sonde_pd_record *rec,
+			  const struct sonde_pd_event *ev)
+{
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return do_mmap(m, rec, &ev->mmap);
+	case PERF_RECORD_COMM:
+		return do_comm(m, rec, &ev->comm);
+	case PERF_RECORD_FORK:
+		return do_fork(m, &ev->fork);
+	default:
+		return 0;
+	}
+}
+
+void sonde_machine_resolve(struct sonde_machine *m, uint32_t pid, uint16_t cpumode, uint64_t ip,
+			   struct sonde_location *out)
+{
+	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL ||
+		      cpumode == PERF_RECORD_MISC_GUEST_KERNEL ||
+		      (cpumode == 0 && ip >= KERNEL_START);
+	const struct sonde_map *map = maps_find(kernel ? &m->kernel : find_proc(m, pid), ip);
+
+	/* An unknown mode may be either side: perf tries the other too. */
+	if (!map && cpumode == 0)
+		map = maps_find(kernel ? find_proc(m, pid) : &m->kernel, ip);
+	memset(out, 0, sizeof(*out));
+	out->kernel = kernel;
+	out->addr = ip;
+	if (!map)
+		return;
+	out->map = map;
+	out->dso = map->dso;
+	out->kernel = sonde_dso_kind(map->dso) == SONDE_DSO_KERNEL ||
+		      sonde_dso_kind(map->dso) == SONDE_DSO_MODULE;
+	out->addr = sonde_dso_map_ip(map->dso, ip, map->start, map->pgoff);
+	out->sym = sonde_dso_find_symbol(map->dso, out->addr);
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+int sonde_machine_new(struct sonde_machine **out, struct sonde_symtab *st)
+{
+	struct sonde_machine *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->st = st;
+	m->kernel.pid = PID_KERNEL;
+	if (sonde_machine_intern(m, "") == UINT32_MAX) {
+		sonde_machine_free(m);
+		return -ENOMEM;
+	}
+	*out = m;
+	return 0;
+}
+
+void sonde_machine_free(struct sonde_machine *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->procs_cap; i++)
+		free(m->procs[i].maps);
+	free(m->procs);
+	free(m->kernel.maps);
+	free(m->threads);
+	for (size_t i = 0; i < m->strs.n; i++)
+		free(m->strs.v[i]);
+	free(m->strs.v);
+	free(m->strs.slots);
+	free(m);
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The JSON report: one object with the capture's events and totals, and
+ * the entries in overhead order, each with its keys, per-event self and
+ * inclusive counts, and (with call graphs) its call-path tree pruned at
+ * the call-graph threshold.  Numbers are exact counts; percentages are
+ * given too so consumers need not recompute them.
+ */
+#include <sonde/report_print.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void counts(FILE *f, const struct sonde_profile *p, size_t nev,
+		   struct sonde_counts (*get)(const struct sonde_profile *, size_t, size_t),
+		   size_t i)
+{
+	fputc('[', f);
+	for (size_t e = 0; e < nev; e++) {
+		struct sonde_counts c = get(p, i, e);
+
+		fprintf(f, "%s{\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"percent\":%.4f}",
+			e ? "," : "", c.samples, c.period,
+			pct(c.period, sonde_profile_total(p, e).period));
+	}
+	fputc(']', f);
+}
+
+static void frame(FILE *f, const struct sonde_frame *fr)
+{
+	char b[64];
+
+	fprintf(f, "\"symbol\":");
+	json_str(f, sonde_report_sym_name(NULL, fr, b, sizeof(b)));
+	fprintf(f, ",\"dso\":");
+	json_str(f, sonde_report_dso_name(fr->dso));
+	fprintf(f, ",\"kernel\":%s", fr->kernel ? "true" : "false");
+}
+
+static void tree(FILE *f, const struct sonde_profile *p, size_t node, size_t nev, size_t ev,
+		 double limit, int depth)
+{
+	bool first = true;
+
+	fputc('[', f);
+	for (size_t c = sonde_profile_node_first_child(p, node); c != SIZE_MAX;
+	     c = sonde_profile_node_next_sibling(p, c)) {
+		uint64_t per = sonde_profile_node_counts(p, c, ev).period;
+
+		if (pct(per, sonde_profile_total(p, ev).period) < limit || depth > 256)
+			continue;
+		fprintf(f, "%s{", first ? "" : ",");
+		first = false;
+		frame(f, sonde_profile_node_frame(p, c));
+		fprintf(f, ",\"counts\":");
+		counts(f, p, nev, sonde_profile_node_counts, c);
+		fprintf(f, ",\"callers\":");
+		tree(f, p, c, nev, ev, limit, depth + 1);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
+			    const struct sonde_print_opts *o)
+{
+	const struct sonde_profile *p = rep->profile;
+	const struct sonde_profile_opts *po = sonde_profile_opts(p);
+	size_t n = sonde_profile_nr_entries(p), nev = rep->nevents, shown = 0;
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+	char b[64];
+
+	if (!idx)
+		return -ENOMEM;
+	sonde_profile_sort(p, o->sort_event, po->children, idx);
+	fprintf(f, "{\"file\":");
+	json_str(f, o->file ? o->file : "");
+	fprintf(f, ",\"sort\":[");
+	for (size_t k = 0; k < po->nkeys; k++) {
+		fprintf(f, "%s", k ? "," : "");
+		json_str(f, sonde_sort_key_name(po->keys[k]));
+	}
+	fprintf(f, "],\"children\":%s,\"events\":[", po->children ? "true" : "false");
+	for (size_t e = 0; e < nev; e++) {
+		struct sonde_counts t = sonde_profile_total(p, e);
+
+		fprintf(f, "%s{\"name\":", e ? "," : "");
+		json_str(f, rep->event_names[e]);
+		fprintf(f, ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 "}", t.samples, t.period);
+	}
+	fprintf(f,
+		"],\"lost\":%" PRIu64 ",\"lost_samples\":%" PRIu64 ",\"throttled\":%" PRIu64
+		",\"filtered_out\":%" PRIu64 ",\"entries\":[",
+		rep->lost, rep->lost_samples, rep->throttled, rep->filtered_out);
+	for (size_t r = 0; r < n; r++) {
+		size_t i = idx[r];
+		const struct sonde_entry_key *k = sonde_profile_entry_key(p, i);
+		struct sonde_counts c = po->children
+					    ? sonde_profile_entry_total(p, i, o->sort_event)
+					    : sonde_profile_entry_self(p, i, o->sort_event);
+
+		if (!c.period ||
+		    pct(c.period, sonde_profile_total(p, o->sort_event).period) < o->percent_limit)
+			continue;
+		fprintf(f, "%s{\"id\":%zu", shown++ ? "," : "", i);
+		for (size_t kk = 0; kk < po->nkeys; kk++) {
+			switch (po->keys[kk]) {
+			case SONDE_SORT_COMM:
+				fprintf(f, ",\"comm\":");
+				json_str(f, sonde_machine_str(rep->machine, k->comm));
+				break;
+			case SONDE_SORT_PID:
+				fprintf(f, ",\"pid\":%u", k->pid);
+				break;
+			case SONDE_SORT_DSO:
+				fprintf(f, ",\"dso\":");
+				json_str(f, sonde_report_dso_name(k->dso));
+				break;
+			case SONDE_SORT_SYM:
+				fprintf(f, ",\"symbol\":");
+				json_str(f, sonde_report_sym_name(k, NULL, b, sizeof(b)));
+				if (k->sym)
+					fprintf(f, ",\"symbol_id\":%u", k->sym->id);
+				fprintf(f, ",\"kernel\":%s", k->kernel ? "true" : "false");
+				break;
+			case SONDE_SORT_SRCLINE:
+				fprintf(f, ",\"srcline\":");
+				if (k->src.file) {
+					json_str(f, k->src.file);
+					fprintf(f, ",\"line\":%u", k->src.line);
+				} else {
+					fprintf(f, "null");
+				}
+				break;
+			}
+		}
+		fprintf(f, ",\"self\":");
+		counts(f, p, nev, sonde_profile_entry_self, i);
+		fprintf(f, ",\"total\":");
+		counts(f, p, nev, sonde_profile_entry_total, i);
+		if (o->callchains && sonde_profile_trie_root(p, i) != SIZE_MAX) {
+			fprintf(f, ",\"callchain\":");
+			tree(f, p, sonde_profile_trie_root(p, i), nev, o->sort_event,
+			     o->callchain_limit, 0);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "]}\n");
+	free(idx);
+	return ferror(f) ? -EIO : 0;
+}
