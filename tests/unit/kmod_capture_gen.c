@@ -114,7 +114,8 @@ struct gen {
 
 static void die(const char *what, const char *detail)
 {
-	fprintf(stderr, "kmod_capture_gen: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+	fprintf(stderr, "kmod_capture_gen: %s%s%s\n", what, detail ? ": " : "",
+		detail ? detail : "");
 	exit(1);
 }
 
@@ -202,7 +203,8 @@ static void read_ko(struct gen *g)
 		if (!strcmp(name, ".modinfo")) {
 			Elf_Data *d = elf_getdata(scn, NULL);
 
-			for (size_t off = 0; d && off < d->d_size; off += strlen((char *)d->d_buf + off) + 1)
+			for (size_t off = 0; d && off < d->d_size;
+			     off += strlen((char *)d->d_buf + off) + 1)
 				if (!strncmp((char *)d->d_buf + off, "vermagic=", 9))
 					sscanf((char *)d->d_buf + off + 9, "%127s", g->release);
 		}
@@ -215,7 +217,8 @@ static void read_ko(struct gen *g)
 				GElf_Sym sym;
 				const char *sn;
 
-				if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				if (!gelf_getsym(d, (int)i, &sym) ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 					continue;
 				sn = elf_strptr(e, sh.sh_link, sym.st_name);
 				if (!sn || strlen(sn) >= sizeof(g->syms->name))
@@ -451,15 +454,15 @@ static char *make_kallsyms(struct gen *g, const char *src)
 		char t, name[256];
 
 		fputs(line, m);
-		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &t, name) == 3 && !strcmp(name, "_text"))
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &t, name) == 3 &&
+		    !strcmp(name, "_text"))
 			text_addr = a;
 	}
 	if (f)
 		fclose(f);
 	if (!text_addr) { /* no kallsyms, or kptr_restrict: a plain x86_64 layout */
-		fprintf(m,
-			"ffffffff81000000 T _text\nffffffff81000000 T _stext\n"
-			"ffffffff81e00000 T _etext\n");
+		fprintf(m, "ffffffff81000000 T _text\nffffffff81000000 T _stext\n"
+			   "ffffffff81e00000 T _etext\n");
 	}
 	for (size_t i = 0; i < g->nsyms; i++) {
 		const struct ksym *k = &g->syms[i];
@@ -590,7 +593,8 @@ static char *make_tree(const struct gen *g, const char *kallsyms)
 
 	if (!root)
 		die("fake_tree_new", strerror(errno));
-	r |= fake_tree_printf(root, "proc/modules", "sonde_chardev %" PRIu64 " 0 - Live 0x%016" PRIx64 " (OE)\n",
+	r |= fake_tree_printf(root, "proc/modules",
+			      "sonde_chardev %" PRIu64 " 0 - Live 0x%016" PRIx64 " (OE)\n",
 			      g->core_size, g->base);
 	r |= fake_tree_write(root, "proc/kallsyms", kallsyms);
 	r |= fake_tree_printf(root, "proc/sys/kernel/osrelease", "%s\n", g->release);
