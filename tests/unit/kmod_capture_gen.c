@@ -460,9 +460,14 @@ static char *make_kallsyms(struct gen *g, const char *src)
 	}
 	if (f)
 		fclose(f);
-	if (!text_addr) { /* no kallsyms, or kptr_restrict: a plain x86_64 layout */
+	if (!text_addr) {
+		/* No kallsyms, or kptr_restrict (all zero): drop it for a plain
+		 * x86_64 layout with the functions pick_kernel() wants. */
+		fflush(m);
+		fseeko(m, 0, SEEK_SET);
 		fprintf(m, "ffffffff81000000 T _text\nffffffff81000000 T _stext\n"
-			   "ffffffff81e00000 T _etext\n");
+			   "ffffffff81400000 T ksys_write\nffffffff81401000 T vfs_write\n"
+			   "ffffffff81800000 T do_syscall_64\nffffffff81e00000 T _etext\n");
 	}
 	for (size_t i = 0; i < g->nsyms; i++) {
 		const struct ksym *k = &g->syms[i];
@@ -766,6 +771,7 @@ int main(int argc, char **argv)
 	free(sections);
 	free(ksyms);
 	free(g.syms);
+	free((char *)g.ko);
 	dwfl_end(g.dwfl);
 	fake_tree_remove(root);
 	return 0;
