@@ -251,6 +251,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		return EXIT_FAIL;
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	r = sonde_sort_keys_parse(c->sort ? c->sort : "comm,dso,sym", c->ro.keys, SONDE_SORT_MAX);
+	if (r < 0)
+		return cli_usage_error("report", "--sort takes keys among comm,pid,dso,sym,srcline");
+	c->ro.nkeys = (size_t)r;
 	return 0;
 }
 
