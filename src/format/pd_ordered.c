@@ -53,7 +53,7 @@ static int push(struct queue *q, const struct sonde_pd_record *rec, uint64_t tim
 	size_t need = (rec->size + 7u) & ~7u;
 
 	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 4096;
+		size_t cap = q->cap ? q->cap * 2 : 256;
 		struct pending *v = realloc(q->v, cap * sizeof(*v));
 
 		if (!v)
@@ -62,7 +62,7 @@ static int push(struct queue *q, const struct sonde_pd_record *rec, uint64_t tim
 		q->cap = cap;
 	}
 	if (q->used + need > q->acap) {
-		size_t cap = q->acap ? q->acap * 2 : 1 << 20;
+		size_t cap = q->acap ? q->acap * 2 : 64 << 10;
 		uint8_t *a;
 
 		while (cap < q->used + need)

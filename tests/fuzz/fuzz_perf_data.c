@@ -5,12 +5,21 @@
  * each record.  Seeds in tests/fuzz/corpus/perf_data come from
  * tests/unit/perf_data_gen (--tiny, --pipe).
  */
+#include <sonde/pd_ordered.h>
 #include <sonde/perf_data.h>
 
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int walk_record(void *ctx, const struct sonde_pd_record *rec,
+		       const struct sonde_pd_event *ev)
+{
+	(void)ctx;
+	/* Touch the first and last byte the walk lends. */
+	return ((const uint8_t *)rec->data)[rec->size - 1] == 0xfe && ev->type == 0xfe ? -1 : 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -68,6 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (rec.extra_size)
 				sink += ((const uint8_t *)rec.extra)[rec.extra_size - 1];
 		}
+		/* The same records again through the time-ordering walk. */
+		if (sonde_pd_reader_rewind(r) == 0)
+			sonde_pd_walk_ordered(r, walk_record, NULL, NULL, NULL);
 		sonde_pd_reader_close(r);
 	}
 	free(copy);
