@@ -209,6 +209,15 @@ static void check_lines(struct sonde_dso *d, const char *elf, const char *src)
 							 want[0].line);
 					n = sonde_dso_inlines(d, cur, names, calls, 16);
 					assert_int_equal(n, (int)k - 1);
+					{ /* again, from the caches */
+						struct sonde_srcline again;
+
+						assert_int_equal(sonde_dso_srcline(d, cur, &again), 0);
+						assert_ptr_equal(again.file, sl.file);
+						assert_int_equal(again.line, sl.line);
+						assert_int_equal(sonde_dso_inlines(d, cur, NULL, NULL, 16),
+								 n);
+					}
 					for (j = 1; j < k; j++) {
 						assert_int_equal(calls[j - 1].line, want[j].line);
 						assert_string_equal(base(calls[j - 1].file),
