@@ -43,8 +43,8 @@ size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *bu
 	for (i = 0; i < st->opts.nr_debug_dirs && n + 2 < max; i++)
 		if (st->opts.debug_dirs[i])
 			dirs[n++] = st->opts.debug_dirs[i];
-	if (st->opts.symfs && (size_t)snprintf(buf, buflen, "%s/usr/lib/debug", st->opts.symfs) <
-				      buflen)
+	if (st->opts.symfs &&
+	    (size_t)snprintf(buf, buflen, "%s/usr/lib/debug", st->opts.symfs) < buflen)
 		dirs[n++] = buf;
 	dirs[n++] = "/usr/lib/debug";
 	return n;
@@ -172,7 +172,7 @@ bool debuginfo_load_user(struct sonde_dso *d)
 		    try_user_file(d, path))
 			return true;
 		if (build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len, "") ==
-			    0 &&
+			0 &&
 		    try_user_file(d, path))
 			return true;
 	}

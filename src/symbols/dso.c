@@ -83,9 +83,9 @@ static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_
 }
 
 static const Dwfl_Callbacks elf_callbacks = {
-	.find_elf = no_elf,
-	.find_debuginfo = debuginfo_find,
-	.section_address = dwfl_offline_section_address,
+    .find_elf = no_elf,
+    .find_debuginfo = debuginfo_find,
+    .section_address = dwfl_offline_section_address,
 };
 
 void dso_unreport(struct sonde_dso *d)
@@ -159,7 +159,10 @@ static int sym_rank(const GElf_Sym *sym, const char *name)
 	while (name[u] == '_' && u < 9)
 		u++;
 	return (type == STT_NOTYPE ? 100 : 0) +
-	       (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 10 : 20) + u;
+	       (bind == STB_GLOBAL ? 0
+		: bind == STB_WEAK ? 10
+				   : 20) +
+	       u;
 }
 
 static bool in_exec_section(Elf *elf, GElf_Word shndx)
@@ -180,8 +183,8 @@ int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, 
 		GElf_Word shndx;
 		Elf *elf = NULL;
 		Dwarf_Addr bias;
-		const char *name = dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf,
-							   &bias);
+		const char *name =
+		    dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf, &bias);
 		int type;
 
 		if (!name || !name[0])
@@ -194,8 +197,10 @@ int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, 
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type == STT_NOTYPE) {
-			/* labels in code (assembly entry points), not ARM's $x/$d mapping symbols */
-			if (name[0] == '$' || !strncmp(name, ".L", 2) || !in_exec_section(elf, shndx))
+			/* labels in code (assembly entry points), not ARM's $x/$d mapping symbols
+			 */
+			if (name[0] == '$' || !strncmp(name, ".L", 2) ||
+			    !in_exec_section(elf, shndx))
 				continue;
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
@@ -392,8 +397,7 @@ static int inl_compute(struct sonde_dso *d, uint64_t addr)
 		if (dwarf_attr(&scopes[i], DW_AT_call_line, &at))
 			dwarf_formudata(&at, &lno);
 		if (inl_push(d, strpool_intern(&d->st->pool, die_name(&scopes[i])),
-			     strpool_intern(&d->st->pool, file ? file : "??"),
-			     (uint32_t)lno) < 0) {
+			     strpool_intern(&d->st->pool, file ? file : "??"), (uint32_t)lno) < 0) {
 			free(scopes);
 			return -ENOMEM;
 		}

@@ -231,10 +231,10 @@ fail:
 bool kernel_load(struct sonde_dso *d)
 {
 	static const char *const where[] = {
-		"%s/usr/lib/debug/boot/vmlinux-%s",
-		"%s/boot/vmlinux-%s",
-		"%s/lib/modules/%s/build/vmlinux",
-		"%s/usr/lib/debug/lib/modules/%s/vmlinux",
+	    "%s/usr/lib/debug/boot/vmlinux-%s",
+	    "%s/boot/vmlinux-%s",
+	    "%s/lib/modules/%s/build/vmlinux",
+	    "%s/usr/lib/debug/lib/modules/%s/vmlinux",
 	};
 	struct sonde_symtab *st = d->st;
 	const char *root = st->opts.symfs ? st->opts.symfs : "";

@@ -169,9 +169,9 @@ static int kmod_section_address(Dwfl_Module *mod, void **userdata, const char *m
 }
 
 static const Dwfl_Callbacks kmod_callbacks = {
-	.find_elf = kmod_find_elf,
-	.find_debuginfo = debuginfo_find,
-	.section_address = kmod_section_address,
+    .find_elf = kmod_find_elf,
+    .find_debuginfo = debuginfo_find,
+    .section_address = kmod_section_address,
 };
 
 /* Reports the .ko at @path (fd consumed) and installs its symbols. */
@@ -255,7 +255,8 @@ static bool search_dir(struct sonde_dso *d, const char *dir, int depth, bool *an
 	while (!ok && (de = readdir(dd)) != NULL) {
 		struct stat sb;
 
-		if (de->d_name[0] == '.' || sonde_path(path, sizeof(path), "%s/%s", dir, de->d_name))
+		if (de->d_name[0] == '.' ||
+		    sonde_path(path, sizeof(path), "%s/%s", dir, de->d_name))
 			continue;
 		if (ko_matches(de->d_name, d->modname)) {
 			*any = true;
@@ -315,8 +316,8 @@ static bool find_ko(struct sonde_dso *d)
 	if (st->opts.modules_dir && search_tree(d, st->opts.modules_dir))
 		return true;
 	if (st->opts.osrelease &&
-	    !sonde_path(path, sizeof(path), "%s/lib/modules/%s", st->opts.symfs ? st->opts.symfs : "",
-			st->opts.osrelease) &&
+	    !sonde_path(path, sizeof(path), "%s/lib/modules/%s",
+			st->opts.symfs ? st->opts.symfs : "", st->opts.osrelease) &&
 	    search_tree(d, path))
 		return true;
 	return false;
@@ -338,7 +339,8 @@ bool kmodule_load(struct sonde_dso *d)
 		if (find_ko(d))
 			return true;
 	} else {
-		slog_add(&d->log, "no section addresses saved for %s: .ko not placed; ", d->modname);
+		slog_add(&d->log, "no section addresses saved for %s: .ko not placed; ",
+			 d->modname);
 	}
 	kernel_load_ksyms(st);
 	if (kernel_install_ksyms(d, d->modname, m ? m->base + m->size : 0))

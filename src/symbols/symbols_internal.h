@@ -141,11 +141,11 @@ struct sonde_dso {
 	uint32_t id;
 	char modname[64]; /* MODULE: the kernel's name for it ('-' read as '_') */
 
-	bool loaded; /* a load was attempted */
+	bool loaded;		 /* a load was attempted */
 	const char *symbol_file; /* interned, or NULL */
 	Dwfl *dwfl;		 /* owned, one per object; NULL without a file */
 	Dwfl_Module *mod;
-	int64_t adjust; /* object address = libdwfl address + adjust (KASLR) */
+	int64_t adjust;		   /* object address = libdwfl address + adjust (KASLR) */
 	struct sonde_symbol *syms; /* owned, sorted by start */
 	size_t nr_syms;
 

@@ -259,7 +259,8 @@ struct sonde_dso *sonde_symtab_findnew_dso(struct sonde_symtab *st, const char *
 		free(d);
 		return NULL;
 	}
-	memcpy(d->build_id, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(d->build_id, build_id, build_id_len);
 	d->build_id_len = build_id_len;
 	d->id = (uint32_t)st->nr_dsos;
 	st->dsos[st->nr_dsos++] = d;

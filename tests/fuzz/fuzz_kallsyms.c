@@ -38,8 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data, *nul = memchr(data, 0, size);
 	struct sonde_symtab_opts o = {
-		.symfs = "/nonexistent-sonde-fuzz",
-		.no_proc_kallsyms = true,
+	    .symfs = "/nonexistent-sonde-fuzz",
+	    .no_proc_kallsyms = true,
 	};
 	struct sonde_symtab *st;
 	size_t i, n;

@@ -212,11 +212,12 @@ static void check_lines(struct sonde_dso *d, const char *elf, const char *src)
 					{ /* again, from the caches */
 						struct sonde_srcline again;
 
-						assert_int_equal(sonde_dso_srcline(d, cur, &again), 0);
+						assert_int_equal(sonde_dso_srcline(d, cur, &again),
+								 0);
 						assert_ptr_equal(again.file, sl.file);
 						assert_int_equal(again.line, sl.line);
-						assert_int_equal(sonde_dso_inlines(d, cur, NULL, NULL, 16),
-								 n);
+						assert_int_equal(
+						    sonde_dso_inlines(d, cur, NULL, NULL, 16), n);
 					}
 					for (j = 1; j < k; j++) {
 						assert_int_equal(calls[j - 1].line, want[j].line);
@@ -355,8 +356,8 @@ static void test_symfs_and_wrong_build_id(void **state)
 	log = sonde_dso_search_log(d);
 	assert_non_null(log);
 	sonde_build_id_hex(bad, n, hex);
-	assert_non_null(strstr(log, hex));	     /* the build id sought */
-	assert_non_null(strstr(log, want));	     /* the path tried */
+	assert_non_null(strstr(log, hex));	 /* the build id sought */
+	assert_non_null(strstr(log, want));	 /* the path tried */
 	assert_non_null(strstr(log, "refused")); /* and why */
 	assert_non_null(strstr(log, "/usr/lib/debug/.build-id/"));
 	sonde_symtab_free(st);
@@ -395,8 +396,8 @@ static void test_map_ip(void **state)
 			ip = start + (a - p.p_vaddr + p.p_offset - pgoff);
 			assert_int_equal(sonde_dso_map_ip(d, ip, start, pgoff), a);
 			assert_string_equal(
-				sonde_dso_find_symbol(d, sonde_dso_map_ip(d, ip, start, pgoff))->name,
-				"fix_leaf");
+			    sonde_dso_find_symbol(d, sonde_dso_map_ip(d, ip, start, pgoff))->name,
+			    "fix_leaf");
 		} else if (p.p_vaddr != p.p_offset) { /* RW segment: vaddr and offset differ */
 			ip = start + (p.p_offset - pgoff) + 8;
 			assert_int_equal(sonde_dso_map_ip(d, ip, start, pgoff), p.p_vaddr + 8);
@@ -431,7 +432,7 @@ static const char kallsyms[] = "ffffffff81000000 T _text\n"
 static void test_kallsyms(void **state)
 {
 	struct sonde_symtab_opts o = {
-		.kallsyms = kallsyms, .kallsyms_len = sizeof(kallsyms) - 1, .no_proc_kallsyms = true};
+	    .kallsyms = kallsyms, .kallsyms_len = sizeof(kallsyms) - 1, .no_proc_kallsyms = true};
 	struct sonde_symtab *st;
 	struct sonde_dso *k, *m, *m2, *none;
 	const struct sonde_symbol *s;
@@ -529,8 +530,8 @@ static void test_module_ko(void **state)
 	o.images = im;
 	o.nr_images = 1;
 	assert_int_equal(sonde_symtab_new(&st, &o), 0);
-	d = sonde_symtab_findnew_dso(st, "/lib/modules/6.1.0/kernel/drivers/misc/sym-mod.ko",
-				     NULL, 0);
+	d = sonde_symtab_findnew_dso(st, "/lib/modules/6.1.0/kernel/drivers/misc/sym-mod.ko", NULL,
+				     0);
 	assert_string_equal(sonde_dso_short_name(d), "[sym_mod]");
 	assert_string_equal(sonde_dso_find_symbol(d, text + a)->name, "kmod_helper");
 	sonde_symtab_free(st);
@@ -574,13 +575,13 @@ static void test_many_lookups(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_user_object),
-		cmocka_unit_test(test_stripped_debug_dir),
-		cmocka_unit_test(test_symfs_and_wrong_build_id),
-		cmocka_unit_test(test_map_ip),
-		cmocka_unit_test(test_kallsyms),
-		cmocka_unit_test(test_module_ko),
-		cmocka_unit_test(test_many_lookups),
+	    cmocka_unit_test(test_user_object),
+	    cmocka_unit_test(test_stripped_debug_dir),
+	    cmocka_unit_test(test_symfs_and_wrong_build_id),
+	    cmocka_unit_test(test_map_ip),
+	    cmocka_unit_test(test_kallsyms),
+	    cmocka_unit_test(test_module_ko),
+	    cmocka_unit_test(test_many_lookups),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
