@@ -92,7 +92,7 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 
 /* An interned function symbol; borrowed, valid until sonde_symtab_free(). */
 struct sonde_symbol {
-	const char *name;      /* as perf shows it (C++ demangled) */
+	const char *name;      /* as in the symbol table: C++ names stay mangled (no demangler linked) */
 	uint64_t start, size;  /* object addresses */
 	struct sonde_dso *dso;
 	uint32_t id;	       /* dense over the symtab: 0..sonde_symtab_nr_symbols()-1 */

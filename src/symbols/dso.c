@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One object of a report: its file, opened through libdwfl on first use,
+ * and the lookups the report makes a million times.
+ *
+ * Each object gets its own Dwfl (user objects all live at ELF address 0,
+ * so one shared Dwfl would overlap them).  On first use (dso_load), the
+ * file is found (debuginfo.c, kernel.c, kmodule.c) and its function
+ * symbols are copied once into a sorted array (symtab.c).  Then:
+ *
+ *   find_symbol: a 4096-entry open-addressing cache (address -> symbol,
+ *     misses cached too) in front of a binary search; no allocation.
+ *   srcline:     dwfl_module_getsrc(), the result cached the same way.
+ *   inlines:     dwarf_getscopes() on the CU DIE; the frames of each
+ *     address are appended once to a per-object pool and the cache
+ *     keeps (first, count) into it.
+ *
+ * "Object address" is what the symbols store; libdwfl is asked at object
+ * address - adjust (adjust is the KASLR offset for vmlinux, else 0).
+ */
+#include "symbols_internal.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CACHE_BITS 12
+#define CACHE_SIZE (1u << CACHE_BITS)
+#define CACHE_PROBES 4
+
+/* The cached "no symbol here". */
+static const struct sonde_symbol dso_nosym;
+
+static inline size_t cache_slot(uint64_t addr)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));
+}
+
+enum sonde_dso_kind sonde_dso_kind(const struct sonde_dso *d)
+{
+	return d->kind;
+}
+
+const char *sonde_dso_short_name(const struct sonde_dso *d)
+{
+	return d->short_name;
+}
+
+const char *sonde_dso_long_name(const struct sonde_dso *d)
+{
+	return d->long_name;
+}
+
+uint32_t sonde_dso_id(const struct sonde_dso *d)
+{
+	return d->id;
+}
+
+const char *sonde_dso_search_log(const struct sonde_dso *d)
+{
+	if (!d->loaded || d->nr_syms)
+		return NULL;
+	return d->log.p ? d->log.p : "not searched";
+}
+
+bool sonde_dso_has_symbols(const struct sonde_dso *d)
+{
+	return d->nr_syms > 0;
+}
+
+const char *sonde_dso_symbol_file(const struct sonde_dso *d)
+{
+	return d->symbol_file;
+}
+
+static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		  char **file_name, Elf **elfp)
+{
+	return -1; /* user objects and vmlinux are reported with their file */
+}
+
+static const Dwfl_Callbacks elf_callbacks = {
+    .find_elf = no_elf,
+    .find_debuginfo = debuginfo_find,
+    .section_address = dwfl_offline_section_address,
+};
+
+void dso_unreport(struct sonde_dso *d)
+{
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	d->dwfl = NULL;
+	d->mod = NULL;
+	d->symbol_file = NULL;
+	d->adjust = 0;
+	free(d->segs);
+	d->segs = NULL;
+	d->nr_segs = 0;
+	d->segs_read = false;
+}
+
+void dso_read_segments(struct sonde_dso *d, Elf *elf)
+{
+	size_t phnum, i, n = 0;
+
+	d->segs_read = true;
+	if (!elf || elf_getphdrnum(elf, &phnum) < 0 || !phnum)
+		return;
+	d->segs = calloc(phnum, sizeof(*d->segs));
+	if (!d->segs)
+		return;
+	for (i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		d->segs[n++] = (struct load_seg){ph.p_vaddr, ph.p_offset, ph.p_filesz};
+	}
+	d->nr_segs = n;
+}
+
+bool dso_report_elf(struct sonde_dso *d, const char *path, int fd)
+{
+	Dwarf_Addr bias;
+	void **ud;
+
+	d->dwfl = dwfl_begin(&elf_callbacks);
+	if (!d->dwfl) {
+		close(fd);
+		slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
+		return false;
+	}
+	dwfl_report_begin(d->dwfl);
+	/* ET_DYN at base 0 with add_p_vaddr: libdwfl addresses are ELF vaddrs */
+	d->mod = dwfl_report_elf(d->dwfl, d->short_name, path, fd, 0, true);
+	if (!d->mod) {
+		close(fd); /* libdwfl consumes the fd only on success */
+		slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
+		dso_unreport(d);
+		return false;
+	}
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	dwfl_module_info(d->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = d;
+	d->symbol_file = strpool_intern(&d->st->pool, path);
+	dso_read_segments(d, dwfl_module_getelf(d->mod, &bias));
+	return true;
+}
+
+/* Lower wins: functions before untyped labels, global before weak before
+ * local, fewer leading underscores ("memcpy" over "__memcpy_avx"). */
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+	int type = GELF_ST_TYPE(sym->st_info), bind = GELF_ST_BIND(sym->st_info), u = 0;
+
+	while (name[u] == '_' && u < 9)
+		u++;
+	return (type == STT_NOTYPE ? 100 : 0) +
+	       (bind == STB_GLOBAL ? 0
+		: bind == STB_WEAK ? 10
+				   : 20) +
+	       u;
+}
+
+static bool in_exec_section(Elf *elf, GElf_Word shndx)
+{
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext)
+{
+	int n = dwfl_module_getsymtab(d->mod), i;
+
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		Dwarf_Addr bias;
+		const char *name =
+		    dwfl_module_getsym_info(d->mod, i, &sym, &addr, &shndx, &elf, &bias);
+		int type;
+
+		if (!name || !name[0])
+			continue;
+		if (text && !strcmp(name, "_text"))
+			*text = addr;
+		if (stext && !strcmp(name, "_stext"))
+			*stext = addr;
+		if (shndx == SHN_UNDEF || shndx == (GElf_Word)-1 || shndx == SHN_ABS)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type == STT_NOTYPE) {
+			/* labels in code (assembly entry points), not ARM's $x/$d mapping symbols
+			 */
+			if (name[0] == '$' || !strncmp(name, ".L", 2) ||
+			    !in_exec_section(elf, shndx))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
+		if (rawsyms_add(r, addr, sym.st_size, strpool_add(&d->st->pool, name, strlen(name)),
+				sym_rank(&sym, name)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+bool dso_load(struct sonde_dso *d)
+{
+	size_t i;
+
+	if (d->loaded)
+		return d->nr_syms > 0;
+	d->loaded = true;
+	d->ko_fd = -1;
+	switch (d->kind) {
+	case SONDE_DSO_USER:
+		debuginfo_load_user(d);
+		break;
+	case SONDE_DSO_KERNEL:
+		kernel_load(d);
+		break;
+	case SONDE_DSO_MODULE:
+		kmodule_load(d);
+		break;
+	case SONDE_DSO_ANON:
+		slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
+		break;
+	}
+	if (!d->nr_syms)
+		return false;
+	/* caches: allocation failure only costs speed */
+	d->symcache = calloc(CACHE_SIZE, sizeof(*d->symcache));
+	if (d->mod) {
+		d->linecache = calloc(CACHE_SIZE, sizeof(*d->linecache));
+		d->inlcache = calloc(CACHE_SIZE, sizeof(*d->inlcache));
+		for (i = 0; d->inlcache && i < CACHE_SIZE; i++)
+			d->inlcache[i].n = UINT32_MAX;
+	}
+	return true;
+}
+
+static const struct sonde_symbol *bsearch_sym(const struct sonde_dso *d, uint64_t addr)
+{
+	size_t lo = 0, hi = d->nr_syms;
+	const struct sonde_symbol *s;
+
+	while (lo < hi) { /* first symbol starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &d->syms[lo - 1];
+	return addr - s->start < s->size ? s : NULL;
+}
+
+const struct sonde_symbol *sonde_dso_find_symbol(struct sonde_dso *d, uint64_t addr)
+{
+	const struct sonde_symbol *s;
+	struct symcache_ent *c;
+	size_t h, i;
+
+	if (!d || !dso_load(d))
+		return NULL;
+	if (!d->symcache)
+		return bsearch_sym(d, addr);
+	h = cache_slot(addr);
+	for (i = 0; i < CACHE_PROBES; i++) {
+		c = &d->symcache[(h + i) & (CACHE_SIZE - 1)];
+		if (!c->sym)
+			break;
+		if (c->addr == addr)
+			return c->sym == &dso_nosym ? NULL : c->sym;
+	}
+	if (i == CACHE_PROBES)
+		c = &d->symcache[h]; /* full run: evict the home slot */
+	s = bsearch_sym(d, addr);
+	c->addr = addr;
+	c->sym = s ? s : &dso_nosym;
+	return s;
+}
+
+int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *out)
+{
+	struct linecache_ent *c = NULL;
+	const char *file = NULL;
+	Dwfl_Line *line;
+	int lineno = 0;
+	size_t h, i;
+
+	if (!d || !out)
+		return -EINVAL;
+	if (!dso_load(d) || !d->mod)
+		return -ENOENT;
+	if (d->linecache) {
+		h = cache_slot(addr);
+		for (i = 0; i < CACHE_PROBES; i++) {
+			c = &d->linecache[(h + i) & (CACHE_SIZE - 1)];
+			if (!c->file)
+				break;
+			if (c->addr == addr) {
+				if (!c->line)
+					return -ENOENT;
+				out->file = c->file;
+				out->line = c->line;
+				return 0;
+			}
+		}
+		if (i == CACHE_PROBES)
+			c = &d->linecache[h];
+	}
+	line = dwfl_module_getsrc(d->mod, addr - (uint64_t)d->adjust);
+	if (line)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	if (file)
+		file = strpool_intern(&d->st->pool, file);
+	if (!file || lineno <= 0)
+		file = NULL, lineno = 0;
+	if (c) {
+		c->addr = addr;
+		c->file = file ? file : "";
+		c->line = (uint32_t)lineno;
+	}
+	if (!file)
+		return -ENOENT;
+	out->file = file;
+	out->line = (uint32_t)lineno;
+	return 0;
+}
+
+static int inl_push(struct sonde_dso *d, const char *name, const char *file, uint32_t line)
+{
+	if (d->nr_inl == d->cap_inl) {
+		size_t cap = d->cap_inl ? d->cap_inl * 2 : 256;
+		struct inlrec *v;
+
+		if (cap > UINT32_MAX / 2) /* ids are 32-bit in the cache */
+			return -ENOMEM;
+		v = realloc(d->inl, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->inl = v;
+		d->cap_inl = cap;
+	}
+	d->inl[d->nr_inl++] = (struct inlrec){name, file, line};
+	return 0;
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_name, &at))
+		n = dwarf_formstring(&at);
+	return n ? n : "??";
+}
+
+/* Appends the inlined frames at @addr to d->inl.  Return: count or -ENOMEM. */
+static int inl_compute(struct sonde_dso *d, uint64_t addr)
+{
+	Dwarf_Addr bias, a = addr - (uint64_t)d->adjust;
+	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, a, &bias), *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	int n, i, count = 0;
+
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, a - bias, &scopes);
+	if (n <= 0)
+		return 0;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+	for (i = 0; i < n; i++) {
+		Dwarf_Attribute at;
+		Dwarf_Word fidx = 0, lno = 0;
+		const char *file = NULL;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (dwarf_attr(&scopes[i], DW_AT_call_file, &at) && !dwarf_formudata(&at, &fidx) &&
+		    files)
+			file = dwarf_filesrc(files, fidx, NULL, NULL);
+		if (dwarf_attr(&scopes[i], DW_AT_call_line, &at))
+			dwarf_formudata(&at, &lno);
+		if (inl_push(d, strpool_intern(&d->st->pool, die_name(&scopes[i])),
+			     strpool_intern(&d->st->pool, file ? file : "??"), (uint32_t)lno) < 0) {
+			free(scopes);
+			return -ENOMEM;
+		}
+		count++;
+	}
+	free(scopes);
+	return count;
+}
+
+int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
+		      struct sonde_srcline *calls, size_t max)
+{
+	struct inlcache_ent *c = NULL, tmp;
+	size_t h, i;
+	int n;
+
+	if (!d)
+		return -EINVAL;
+	if (d->st->opts.no_inline || !dso_load(d) || !d->mod)
+		return 0;
+	if (d->inlcache) {
+		h = cache_slot(addr);
+		for (i = 0; i < CACHE_PROBES; i++) {
+			c = &d->inlcache[(h + i) & (CACHE_SIZE - 1)];
+			if (c->n == UINT32_MAX || c->addr == addr)
+				break;
+		}
+		if (i == CACHE_PROBES)
+			c = &d->inlcache[h];
+		if (c->n != UINT32_MAX && c->addr == addr)
+			goto copy;
+	}
+	tmp.first = (uint32_t)d->nr_inl;
+	n = inl_compute(d, addr);
+	if (n < 0) {
+		d->nr_inl = tmp.first;
+		return n;
+	}
+	tmp.n = (uint32_t)n;
+	tmp.addr = addr;
+	if (!c)
+		c = &tmp; /* no cache: the pool still holds the frames */
+	else
+		*c = tmp;
+copy:
+	for (i = 0; i < c->n && i < max; i++) {
+		const struct inlrec *r = &d->inl[c->first + i];
+
+		if (names)
+			names[i] = r->name;
+		if (calls) {
+			calls[i].file = r->file;
+			calls[i].line = r->line;
+		}
+	}
+	return (int)(c->n < max ? c->n : max);
+}
+
+uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, uint64_t map_pgoff)
+{
+	uint64_t off = ip - map_start + map_pgoff;
+	size_t i;
+
+	if (!d)
+		return off;
+	if (d->kind == SONDE_DSO_KERNEL || d->kind == SONDE_DSO_MODULE)
+		return ip;
+	if (d->kind == SONDE_DSO_USER)
+		dso_load(d);
+	for (i = 0; i < d->nr_segs; i++) {
+		const struct load_seg *s = &d->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz)
+			return off - s->offset + s->vaddr;
+	}
+	return off;
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the symbol layer (src/symbols), shared by its files:
+ *   strpool.c   string arena and interning (every name and file handed out)
+ *   symtab.c    the container: options, dso registry, symbol ids, sorted tables
+ *   dso.c       one object: opening through libdwfl, lookups and their caches
+ *   debuginfo.c where files and debug files are searched, the search log
+ *   kernel.c    [kernel.kallsyms]: vmlinux (KASLR) or kallsyms text
+ *   kmodule.c   kernel modules: .ko placed at the saved section addresses
+ */
+#ifndef SONDE_SYMBOLS_INTERNAL_H
+#define SONDE_SYMBOLS_INTERNAL_H
+
+#include <sonde/buildid.h>
+#include <sonde/symbols.h>
+
+#include <elfutils/libdwfl.h>
+#include <stdarg.h>
+
+/* ---- strpool.c: an arena of NUL-terminated strings, with interning ---- */
+
+struct strpool_chunk;
+struct strpool {
+	struct strpool_chunk *chunks; /* owned, newest first */
+	const char **set;	      /* interned strings, open addressing */
+	size_t set_n, set_cap;
+};
+
+void strpool_fini(struct strpool *p);
+/* A copy of @s (@len bytes) in the arena.  Return: borrowed, or NULL (ENOMEM). */
+const char *strpool_add(struct strpool *p, const char *s, size_t len);
+/* Like strpool_add() but equal strings share one copy (file names, inline names). */
+const char *strpool_intern(struct strpool *p, const char *s);
+
+/* ---- a growing message (the search log); never fails, truncates ---- */
+
+struct slog {
+	char *p; /* owned */
+	size_t len, cap;
+};
+
+void slog_add(struct slog *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void slog_fini(struct slog *l);
+
+/* ---- symtab.c ---- */
+
+/* A symbol before sorting: rank breaks ties between aliases (lower wins). */
+struct rawsym {
+	uint64_t start, size;
+	const char *name; /* interned */
+	int rank;
+};
+
+struct rawsyms {
+	struct rawsym *v; /* owned */
+	size_t n, cap;
+};
+
+int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name, int rank);
+
+/* A kallsyms text symbol, sorted by address; module NULL for the kernel. */
+struct ksym {
+	uint64_t addr;
+	const char *name, *module; /* interned */
+};
+
+/* One block of the saved modules text. */
+struct kmod_section {
+	const char *name; /* ".text" */
+	uint64_t addr;
+};
+
+struct kmod_info {
+	const char *name, *path; /* interned; path may be "[name]" */
+	uint64_t base, size;
+	struct kmod_section *secs; /* owned */
+	size_t nr_secs;
+};
+
+struct sonde_symtab {
+	struct sonde_symtab_opts opts; /* strings copied into pool */
+	struct strpool pool;
+	struct sonde_dso **dsos; /* owned */
+	size_t nr_dsos, cap_dsos;
+	struct sonde_dso **dso_hash; /* by (path, build id) */
+	size_t dso_hash_cap;
+	const struct sonde_symbol **by_id; /* symbol ids, borrowed from the dsos */
+	size_t nr_syms, cap_syms;
+	/* kallsyms text, parsed on first need (kernel.c) */
+	bool ksyms_loaded;
+	struct ksym *ksyms; /* owned */
+	size_t nr_ksyms;
+	const char *ksyms_source; /* where they came from, for the log */
+	/* saved modules text, parsed on first need (kmodule.c) */
+	bool kmods_loaded;
+	struct kmod_info *kmods; /* owned */
+	size_t nr_kmods;
+};
+
+/*
+ * Sorts @r, keeps one symbol per start (best rank), gives size-0 symbols
+ * the distance to the next one (or @last_end for the last), registers ids.
+ * @adjust is added to every start.  Return: 0 or -ENOMEM; @r is emptied.
+ */
+int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
+			   int64_t adjust, uint64_t last_end);
+
+/* ---- dso.c ---- */
+
+struct symcache_ent {
+	uint64_t addr;
+	const struct sonde_symbol *sym; /* NULL: empty; &dso_nosym: a miss */
+};
+
+struct linecache_ent {
+	uint64_t addr;
+	const char *file; /* NULL: empty */
+	uint32_t line;	  /* 0 with file "": a miss */
+};
+
+struct inlrec {
+	const char *name, *file;
+	uint32_t line;
+};
+
+struct inlcache_ent {
+	uint64_t addr;
+	uint32_t first, n; /* into dso->inl; n == UINT32_MAX: empty */
+};
+
+struct load_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct sonde_dso {
+	struct sonde_symtab *st;
+	const char *long_name, *short_name; /* interned */
+	uint8_t build_id[SONDE_BUILD_ID_MAX];
+	size_t build_id_len;
+	enum sonde_dso_kind kind;
+	uint32_t id;
+	char modname[64]; /* MODULE: the kernel's name for it ('-' read as '_') */
+
+	bool loaded;		 /* a load was attempted */
+	const char *symbol_file; /* interned, or NULL */
+	Dwfl *dwfl;		 /* owned, one per object; NULL without a file */
+	Dwfl_Module *mod;
+	int64_t adjust;		   /* object address = libdwfl address + adjust (KASLR) */
+	struct sonde_symbol *syms; /* owned, sorted by start */
+	size_t nr_syms;
+
+	struct symcache_ent *symcache; /* owned, SYMCACHE_SIZE */
+	struct linecache_ent *linecache;
+	struct inlcache_ent *inlcache;
+	struct inlrec *inl; /* owned */
+	size_t nr_inl, cap_inl;
+
+	struct load_seg *segs; /* owned: PT_LOAD of the file, for map_ip */
+	size_t nr_segs;
+	bool segs_read;
+
+	struct slog log;
+
+	/* kmodule.c: the .ko handed to libdwfl's find_elf, and its sections */
+	const char *ko_path;
+	int ko_fd;
+	const struct kmod_info *kmod;
+};
+
+/* Loads symbols on first use.  Return: true when the object has symbols. */
+bool dso_load(struct sonde_dso *d);
+/* Reads PT_LOAD headers of @elf into d->segs. */
+void dso_read_segments(struct sonde_dso *d, Elf *elf);
+/* Reports @path (@fd consumed either way) to a new Dwfl of @d as an
+ * ET_EXEC/ET_DYN object at its own ELF addresses.  Return: true on success. */
+bool dso_report_elf(struct sonde_dso *d, const char *path, int fd);
+/* Forgets what dso_report_elf() or a module report set up. */
+void dso_unreport(struct sonde_dso *d);
+/* Collects function symbols of d->mod into @r; @text/@stext get the values of
+ * _text/_stext when non-NULL. */
+int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext);
+
+/* ---- debuginfo.c ---- */
+
+/* The libdwfl find_debuginfo callback shared by every object. */
+int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		   char **debuginfo_file_name);
+/*
+ * Opens @path when it exists and, when @d has a build id, matches it.
+ * Logs why not otherwise.  Return: an fd, or -1.
+ */
+int debuginfo_try(struct sonde_dso *d, const char *path);
+/* Debug directories in search order: opts->debug_dirs, SYMFS/usr/lib/debug, /usr/lib/debug. */
+size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
+		      size_t max);
+/* Opens a user object's file (symfs, the path itself, --image, build-id dirs). */
+bool debuginfo_load_user(struct sonde_dso *d);
+
+/* ---- kernel.c / kmodule.c ---- */
+
+bool kernel_load(struct sonde_dso *d);
+bool kmodule_load(struct sonde_dso *d);
+/* Parses kallsyms text (/proc/kallsyms format) into st->ksyms. */
+int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len);
+void kernel_load_ksyms(struct sonde_symtab *st);
+/* Parses the saved modules text into st->kmods. */
+int kmodule_parse(struct sonde_symtab *st, const char *text, size_t len);
+/* Installs kallsyms symbols of @module (NULL: the kernel). Return: true if any. */
+bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end);
+const struct kmod_info *kmodule_info(struct sonde_symtab *st, const char *name);
+
+#endif

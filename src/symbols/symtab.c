@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbol world of one report: options, the registry of objects and
+ * the dense ids of every symbol handed out.
+ *
+ * Objects are keyed by (path, build id) in an open-addressing table, so a
+ * capture's thousands of MMAP records find their object without a scan;
+ * nothing is opened until the first lookup (dso.c).  When an object is
+ * opened, its function symbols are gathered into a struct rawsyms, then
+ * symtab_install_symbols() sorts them, keeps the best-named alias per
+ * address, sizes zero-size symbols up to the next one, and gives each an
+ * id: lookups are then a binary search over one array per object.
+ *
+ * The option strings are copied (the kallsyms and modules texts stay
+ * borrowed, as the header says), so the caller's argv may go away.
+ */
+#include "symbols_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *dup_opt(struct sonde_symtab *st, const char *s, bool *fail)
+{
+	const char *c;
+
+	if (!s)
+		return NULL;
+	c = strpool_add(&st->pool, s, strlen(s));
+	if (!c)
+		*fail = true;
+	return c;
+}
+
+static const char *const *dup_vec(struct sonde_symtab *st, const char *const *v, size_t n,
+				  bool *fail)
+{
+	const char **c;
+	size_t i;
+
+	if (!n)
+		return NULL;
+	c = calloc(n, sizeof(*c));
+	if (!c) {
+		*fail = true;
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		c[i] = dup_opt(st, v[i], fail);
+	return c;
+}
+
+int sonde_symtab_new(struct sonde_symtab **out, const struct sonde_symtab_opts *opts)
+{
+	struct sonde_symtab *st = calloc(1, sizeof(*st));
+	bool fail = false;
+
+	*out = NULL;
+	if (!st)
+		return -ENOMEM;
+	if (opts)
+		st->opts = *opts;
+	st->opts.symfs = dup_opt(st, st->opts.symfs, &fail);
+	st->opts.vmlinux = dup_opt(st, st->opts.vmlinux, &fail);
+	st->opts.modules_dir = dup_opt(st, st->opts.modules_dir, &fail);
+	st->opts.osrelease = dup_opt(st, st->opts.osrelease, &fail);
+	st->opts.debug_dirs = dup_vec(st, st->opts.debug_dirs, st->opts.nr_debug_dirs, &fail);
+	st->opts.images = dup_vec(st, st->opts.images, st->opts.nr_images, &fail);
+	if (!st->opts.debug_dirs)
+		st->opts.nr_debug_dirs = 0;
+	if (!st->opts.images)
+		st->opts.nr_images = 0;
+	if (st->opts.symfs && !st->opts.symfs[0])
+		st->opts.symfs = NULL;
+	if (fail) {
+		sonde_symtab_free(st);
+		return -ENOMEM;
+	}
+	*out = st;
+	return 0;
+}
+
+static void dso_free(struct sonde_dso *d)
+{
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	free(d->syms);
+	free(d->symcache);
+	free(d->linecache);
+	free(d->inlcache);
+	free(d->inl);
+	free(d->segs);
+	slog_fini(&d->log);
+	free(d);
+}
+
+void sonde_symtab_free(struct sonde_symtab *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nr_dsos; i++)
+		dso_free(st->dsos[i]);
+	free(st->dsos);
+	free(st->dso_hash);
+	free(st->by_id);
+	free(st->ksyms);
+	for (i = 0; i < st->nr_kmods; i++)
+		free(st->kmods[i].secs);
+	free(st->kmods);
+	free((void *)st->opts.debug_dirs);
+	free((void *)st->opts.images);
+	strpool_fini(&st->pool);
+	free(st);
+}
+
+static uint64_t dso_key(const char *path, const uint8_t *bid, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (; *path; path++)
+		h = (h ^ (unsigned char)*path) * 0x100000001b3ull;
+	for (i = 0; i < len; i++)
+		h = (h ^ bid[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static bool dso_is(const struct sonde_dso *d, const char *path, const uint8_t *bid, size_t len)
+{
+	return d->build_id_len == len && !strcmp(d->long_name, path) &&
+	       (!len || !memcmp(d->build_id, bid, len));
+}
+
+static int hash_grow(struct sonde_symtab *st)
+{
+	size_t cap = st->dso_hash_cap ? st->dso_hash_cap * 2 : 64, i, j;
+	struct sonde_dso **v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < st->nr_dsos; i++) {
+		struct sonde_dso *d = st->dsos[i];
+
+		j = dso_key(d->long_name, d->build_id, d->build_id_len) & (cap - 1);
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		v[j] = d;
+	}
+	free(st->dso_hash);
+	st->dso_hash = v;
+	st->dso_hash_cap = cap;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* What kind of object a capture path names (perf's conventions). */
+static enum sonde_dso_kind kind_of(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (!strncmp(path, "[kernel.kallsyms]", 17))
+		return SONDE_DSO_KERNEL;
+	if (!strcmp(path, "[vdso]") || !strcmp(path, "[vsyscall]") || !strcmp(path, "[heap]") ||
+	    !strcmp(path, "[stack]") || !strncmp(path, "[anon", 5) || !strncmp(path, "[guest", 6))
+		return SONDE_DSO_ANON;
+	if (path[0] == '[' && n > 2 && path[n - 1] == ']')
+		return SONDE_DSO_MODULE;
+	if (ends_with(path, ".ko") || ends_with(path, ".ko.xz") || ends_with(path, ".ko.zst") ||
+	    ends_with(path, ".ko.gz"))
+		return SONDE_DSO_MODULE;
+	if (path[0] != '/' || !strncmp(path, "//anon", 6) || !strncmp(path, "/memfd:", 7) ||
+	    !strncmp(path, "/dev/", 5) || !strncmp(path, "/SYSV", 5))
+		return SONDE_DSO_ANON;
+	return SONDE_DSO_USER;
+}
+
+/* "[ext4]" -> "ext4"; ".../ext4-foo.ko.xz" -> "ext4_foo" (the kernel's spelling). */
+static void module_name(const char *path, char *out, size_t outlen)
+{
+	const char *base = strrchr(path, '/'), *end;
+	size_t n, i;
+
+	base = base ? base + 1 : path;
+	if (base[0] == '[') {
+		base++;
+		end = strchr(base, ']');
+	} else {
+		end = strstr(base, ".ko");
+	}
+	n = end ? (size_t)(end - base) : strlen(base);
+	if (n >= outlen)
+		n = outlen - 1;
+	for (i = 0; i < n; i++)
+		out[i] = base[i] == '-' ? '_' : base[i];
+	out[n] = '\0';
+}
+
+struct sonde_dso *sonde_symtab_findnew_dso(struct sonde_symtab *st, const char *path,
+					   const uint8_t *build_id, size_t build_id_len)
+{
+	struct sonde_dso *d;
+	const char *slash;
+	size_t j;
+
+	if (!st || !path)
+		return NULL;
+	if (!build_id)
+		build_id_len = 0;
+	if (build_id_len > SONDE_BUILD_ID_MAX)
+		build_id_len = SONDE_BUILD_ID_MAX;
+	if (st->dso_hash_cap) {
+		j = dso_key(path, build_id, build_id_len) & (st->dso_hash_cap - 1);
+		for (; st->dso_hash[j]; j = (j + 1) & (st->dso_hash_cap - 1))
+			if (dso_is(st->dso_hash[j], path, build_id, build_id_len))
+				return st->dso_hash[j];
+	}
+	if ((st->nr_dsos + 1) * 2 > st->dso_hash_cap && hash_grow(st) < 0)
+		return NULL;
+	if (st->nr_dsos == st->cap_dsos) {
+		size_t cap = st->cap_dsos ? st->cap_dsos * 2 : 32;
+		struct sonde_dso **v = realloc(st->dsos, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		st->dsos = v;
+		st->cap_dsos = cap;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->st = st;
+	d->long_name = strpool_intern(&st->pool, path);
+	if (!d->long_name) {
+		free(d);
+		return NULL;
+	}
+	d->kind = kind_of(path);
+	slash = strrchr(path, '/');
+	if (d->kind == SONDE_DSO_KERNEL) {
+		d->short_name = strpool_intern(&st->pool, "[kernel.kallsyms]");
+	} else if (d->kind == SONDE_DSO_MODULE) {
+		char br[sizeof(d->modname) + 2];
+
+		module_name(path, d->modname, sizeof(d->modname));
+		snprintf(br, sizeof(br), "[%s]", d->modname);
+		d->short_name = strpool_intern(&st->pool, br);
+	} else {
+		d->short_name = slash && slash[1] ? slash + 1 - path + d->long_name : d->long_name;
+	}
+	if (!d->short_name) {
+		free(d);
+		return NULL;
+	}
+	if (build_id_len)
+		memcpy(d->build_id, build_id, build_id_len);
+	d->build_id_len = build_id_len;
+	d->id = (uint32_t)st->nr_dsos;
+	st->dsos[st->nr_dsos++] = d;
+	j = dso_key(path, build_id, build_id_len) & (st->dso_hash_cap - 1);
+	while (st->dso_hash[j])
+		j = (j + 1) & (st->dso_hash_cap - 1);
+	st->dso_hash[j] = d;
+	return d;
+}
+
+size_t sonde_symtab_nr_dsos(const struct sonde_symtab *st)
+{
+	return st->nr_dsos;
+}
+
+struct sonde_dso *sonde_symtab_dso(const struct sonde_symtab *st, uint32_t id)
+{
+	return id < st->nr_dsos ? st->dsos[id] : NULL;
+}
+
+size_t sonde_symtab_nr_symbols(const struct sonde_symtab *st)
+{
+	return st->nr_syms;
+}
+
+const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, uint32_t id)
+{
+	return id < st->nr_syms ? st->by_id[id] : NULL;
+}
+
+int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name, int rank)
+{
+	if (!name)
+		return -ENOMEM;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct rawsym *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct rawsym){start, size, name, rank};
+	return 0;
+}
+
+static int by_start_rank(const void *a, const void *b)
+{
+	const struct rawsym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->name, y->name); /* a stable choice between equals */
+}
+
+int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
+			   int64_t adjust, uint64_t last_end)
+{
+	size_t i, n = 0;
+
+	if (r->n)
+		qsort(r->v, r->n, sizeof(*r->v), by_start_rank);
+	for (i = 0; i < r->n; i++) /* one per start: the best ranked */
+		if (!n || r->v[n - 1].start != r->v[i].start)
+			r->v[n++] = r->v[i];
+	if (n && st->nr_syms + n > st->cap_syms) {
+		size_t cap = st->cap_syms ? st->cap_syms : 1024;
+		const struct sonde_symbol **v;
+
+		while (cap < st->nr_syms + n)
+			cap *= 2;
+		v = realloc(st->by_id, cap * sizeof(*v));
+		if (!v)
+			goto nomem;
+		st->by_id = v;
+		st->cap_syms = cap;
+	}
+	d->syms = n ? calloc(n, sizeof(*d->syms)) : NULL;
+	if (n && !d->syms)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		struct sonde_symbol *s = &d->syms[i];
+		uint64_t next = i + 1 < n ? r->v[i + 1].start : last_end;
+
+		s->name = r->v[i].name;
+		s->start = r->v[i].start + (uint64_t)adjust;
+		s->size = r->v[i].size;
+		if (!s->size && next > r->v[i].start)
+			s->size = next - r->v[i].start;
+		s->dso = d;
+		s->id = (uint32_t)st->nr_syms;
+		st->by_id[st->nr_syms++] = s;
+	}
+	d->nr_syms = n;
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+	return 0;
+nomem:
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+	return -ENOMEM;
+}
