@@ -253,7 +253,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
 	r = sonde_sort_keys_parse(c->sort ? c->sort : "comm,dso,sym", c->ro.keys, SONDE_SORT_MAX);
 	if (r < 0)
-		return cli_usage_error("report", "--sort takes keys among comm,pid,dso,sym,srcline");
+		return cli_usage_error("report",
+				       "--sort takes keys among comm,pid,dso,sym,srcline");
 	c->ro.nkeys = (size_t)r;
 	return 0;
 }
@@ -356,7 +357,8 @@ static int run(struct report_cli *c)
 				     (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER));
 		c->ro.children = c->children < 0 ? chains : c->children;
 		c->ro.callchains = chains && c->graph != 0;
-		c->ro.caller_order = c->graph == 2;
+		/* perf draws inclusive rows from the callers down, self rows upwards. */
+		c->ro.caller_order = c->graph == 2 || (c->graph < 0 && c->ro.children);
 	}
 	c->ro.comms = (const char *const *)c->comms.v;
 	c->ro.ncomms = c->comms.n;

@@ -91,18 +91,20 @@ static void print_header(struct view *v)
 	}
 	fprintf(f, "#\n#");
 	for (size_t e = 0; e < rep->nevents; e++) {
+		/* The first column is one narrower: the "#" takes its place. */
 		if (v->children)
-			fprintf(f, " %9s", "Children");
-		fprintf(f, " %9s", v->children ? "Self" : "Overhead");
+			fprintf(f, e ? "  %9s" : " %8s", "Children");
+		fprintf(f, e || v->children ? "  %9s" : " %8s", v->children ? "Self" : "Overhead");
 		if (v->o->show_samples)
-			fprintf(f, " %9s", "Samples");
+			fprintf(f, "  %9s", "Samples");
 	}
 	for (size_t c = 0; c < v->po->nkeys; c++)
 		fprintf(f, "  %-*s", (int)v->width[c], headers[v->po->keys[c]]);
 	fprintf(f, "\n#");
 	for (size_t e = 0; e < rep->nevents; e++)
-		fprintf(f, "%s%s%s", v->children ? " .........." : "", " ..........",
-			v->o->show_samples ? " .........." : "");
+		fprintf(f, "%s%s%s", v->children ? (e ? "  ........." : " ........") : "",
+			e || v->children ? "  ........." : " ........",
+			v->o->show_samples ? "  ........." : "");
 	for (size_t c = 0; c < v->po->nkeys; c++) {
 		fputs("  ", f);
 		for (size_t k = 0; k < v->width[c]; k++)
@@ -137,7 +139,7 @@ static const char *frame_name(const struct sonde_frame *f, char *b, size_t len)
  * down; several get "|--NN.NN%--" branches.  @indent is the prefix of
  * the lines below.
  */
-static void print_graph(struct view *v, size_t node, const char *indent, uint64_t total)
+static void print_graph(struct view *v, size_t node, const char *indent, uint64_t total, bool top)
 {
 	const struct sonde_profile *p = v->p;
 	size_t ev = v->o->sort_event, n = 0, cap = 8;
@@ -165,13 +167,21 @@ static void print_graph(struct view *v, size_t node, const char *indent, uint64_
 	if (n == 1 && kids[0].period == sonde_profile_node_counts(p, node, ev).period) {
 		/* A straight line: names one under the other. */
 		size_t c = kids[0].node;
+		char straight[1024];
 
+		/* perf starts the graph's first straight run with "---". */
+		if (top) {
+			fprintf(v->out, "%s---", indent);
+			snprintf(straight, sizeof(straight), "%s   ", indent);
+			indent = straight;
+		}
 		for (;;) {
 			size_t only = SIZE_MAX, count = 0;
 			uint64_t per = sonde_profile_node_counts(p, c, ev).period;
 
-			fprintf(v->out, "%s%s\n", indent,
+			fprintf(v->out, "%s%s\n", top ? "" : indent,
 				frame_name(sonde_profile_node_frame(p, c), name, sizeof(name)));
+			top = false;
 			for (size_t g = sonde_profile_node_first_child(p, c); g != SIZE_MAX;
 			     g = sonde_profile_node_next_sibling(p, g))
 				if (sonde_profile_node_counts(p, g, ev).period &&
@@ -185,7 +195,7 @@ static void print_graph(struct view *v, size_t node, const char *indent, uint64_
 				continue;
 			}
 			if (count)
-				print_graph(v, c, indent, total);
+				print_graph(v, c, indent, total, false);
 			break;
 		}
 		free(kids);
@@ -195,13 +205,14 @@ static void print_graph(struct view *v, size_t node, const char *indent, uint64_
 		char sub[1024];
 		bool last = i + 1 == n;
 
-		fprintf(v->out, "%s|\n", indent);
+		if (i || !top) /* the entry already drew the first "|" */
+			fprintf(v->out, "%s|\n", indent);
 		fprintf(v->out, "%s%s--%.2f%%--%s\n", indent, last ? " " : "|",
 			pct(kids[i].period, total),
 			frame_name(sonde_profile_node_frame(p, kids[i].node), name, sizeof(name)));
 		snprintf(sub, sizeof(sub), "%s%s          ", indent, last ? " " : "|");
 		if (sonde_profile_node_first_child(p, kids[i].node) != SIZE_MAX)
-			print_graph(v, kids[i].node, sub, total);
+			print_graph(v, kids[i].node, sub, total, false);
 	}
 	free(kids);
 }
@@ -210,14 +221,11 @@ static void print_entry_graph(struct view *v, size_t i)
 {
 	size_t root = sonde_profile_trie_root(v->p, i);
 	uint64_t total = sonde_profile_total(v->p, v->o->sort_event).period;
-	char name[64];
 
 	if (root == SIZE_MAX || sonde_profile_node_first_child(v->p, root) == SIZE_MAX)
 		return;
 	fprintf(v->out, "            |\n");
-	fprintf(v->out, "            ---%s\n",
-		frame_name(sonde_profile_node_frame(v->p, root), name, sizeof(name)));
-	print_graph(v, root, "               ", total);
+	print_graph(v, root, "            ", total, true);
 	fprintf(v->out, "\n");
 }
 
@@ -231,12 +239,14 @@ static void print_row(struct view *v, size_t i)
 		struct sonde_counts t = sonde_profile_total(v->p, e);
 		struct sonde_counts self = sonde_profile_entry_self(v->p, i, e);
 
+		/* perf's layout: "    56.55%", the columns two spaces apart. */
 		if (v->children)
-			fprintf(v->out, " %9.2f%%",
+			fprintf(v->out, e ? "  %8.2f%%" : "%9.2f%%",
 				pct(sonde_profile_entry_total(v->p, i, e).period, t.period));
-		fprintf(v->out, " %9.2f%%", pct(self.period, t.period));
+		fprintf(v->out, e || v->children ? "  %8.2f%%" : "%9.2f%%",
+			pct(self.period, t.period));
 		if (v->o->show_samples)
-			fprintf(v->out, " %10" PRIu64,
+			fprintf(v->out, "  %9" PRIu64,
 				v->children ? sonde_profile_entry_total(v->p, i, e).samples
 					    : self.samples);
 	}

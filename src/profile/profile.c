@@ -283,7 +283,13 @@ static void count(struct sonde_counts *c, uint64_t period)
 	c->period += period;
 }
 
-/* Adds the path of the sample under entry @e whose frame is frames[@k]. */
+/*
+ * Adds the sample's path under entry @e, whose frame is frames[@k], as
+ * perf draws it: callee order runs from the entry to the outermost
+ * caller; caller order runs from the outermost caller down to the leaf
+ * for the entry's own samples, and from the entry down to the leaf for
+ * the samples it only called into.
+ */
 static int add_path(struct sonde_profile *p, size_t e, size_t ev, uint64_t period,
 		    const struct sonde_frame *frames, size_t n, size_t k)
 {
@@ -291,13 +297,13 @@ static int add_path(struct sonde_profile *p, size_t e, size_t ev, uint64_t perio
 
 	count(&p->ncounts[node * ne + ev], period);
 	if (p->o.caller_order) {
-		for (size_t j = n; j-- > k;)
+		for (size_t j = k == 0 ? n : k + 1; j-- > 0;)
 			if (child(p, node, &frames[j], &node))
 				return -ENOMEM;
 			else
 				count(&p->ncounts[node * ne + ev], period);
 	} else {
-		for (size_t j = k + 1; j < n; j++)
+		for (size_t j = k; j < n; j++)
 			if (child(p, node, &frames[j], &node))
 				return -ENOMEM;
 			else
