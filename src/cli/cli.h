@@ -32,5 +32,6 @@ int cmd_stat(int argc, char **argv, struct cli *cli);
 int cmd_record(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);
 int cmd_doctor(int argc, char **argv, struct cli *cli);
+int cmd_trace(int argc, char **argv, struct cli *cli);
 
 #endif
