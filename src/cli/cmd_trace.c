@@ -859,6 +859,9 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	/* A closed stdout (sonde trace | head) must end the trace through the restore, not kill it. */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 	ret = run_trace(&t);
 	sonde_cpulist_fini(&t.cpus);
 	opts_fini(&o);

@@ -36,6 +36,8 @@ int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *e
 		snprintf(err, len, "%s: can't create (%s)", path, strerror(errno));
 		return -1;
 	}
+	/* libtracecmd prints where each CPU's data went; sonde prints its own summary. */
+	tracecmd_set_quiet(h, true);
 	if (spec->nglobs) {
 		nodes = calloc(spec->nglobs, sizeof(*nodes));
 		if (!nodes) {

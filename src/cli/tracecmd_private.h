@@ -17,6 +17,7 @@
 
 #include <event-parse.h>
 #include <sched.h>
+#include <stdbool.h>
 
 struct tracecmd_input;
 struct tracecmd_output;
@@ -45,6 +46,7 @@ enum {
 };
 
 struct tracecmd_output *tracecmd_output_create(const char *output_file);
+void tracecmd_set_quiet(struct tracecmd_output *handle, bool set_quiet);
 int tracecmd_output_set_trace_dir(struct tracecmd_output *handle, const char *tracing_dir);
 int tracecmd_output_set_kallsyms(struct tracecmd_output *handle, const char *kallsyms);
 int tracecmd_output_write_headers(struct tracecmd_output *handle,
