@@ -37,10 +37,10 @@ struct sonde_ftrace_event {
 };
 
 struct sonde_ftrace_config {
-	const char *tracefs;  /* mounted tracefs */
-	const char *sysfs;    /* "/sys", for the blk tracer's per-device switch */
-	const char *tracer;   /* "function", "blk", ...; NULL or "nop": events only */
-	bool top_level;       /* use the top-level instance (blk needs it) */
+	const char *tracefs;	      /* mounted tracefs */
+	const char *sysfs;	      /* "/sys", for the blk tracer's per-device switch */
+	const char *tracer;	      /* "function", "blk", ...; NULL or "nop": events only */
+	bool top_level;		      /* use the top-level instance (blk needs it) */
 	const char *const *functions; /* set_ftrace_filter globs */
 	size_t nfunctions;
 	const char *const *notrace; /* set_ftrace_notrace globs */

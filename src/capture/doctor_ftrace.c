@@ -94,7 +94,8 @@ static void lockdown_state(const struct sonde_doctor_config *cfg, char *buf, siz
 	if (doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY", val,
 				sizeof(val)) &&
 	    !strcmp(val, "y"))
-		snprintf(buf, len, "lockdown=confidentiality, forced by the kernel's configuration");
+		snprintf(buf, len,
+			 "lockdown=confidentiality, forced by the kernel's configuration");
 	else if (doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY", val,
 				     sizeof(val)) &&
 		 !strcmp(val, "y"))
@@ -103,8 +104,8 @@ static void lockdown_state(const struct sonde_doctor_config *cfg, char *buf, siz
 }
 
 /* The common explanation of a kernel that refuses dynamic ftrace. */
-static void explain_dynamic(const struct sonde_doctor_config *cfg, const char *refused,
-			    char *buf, size_t len)
+static void explain_dynamic(const struct sonde_doctor_config *cfg, const char *refused, char *buf,
+			    size_t len)
 {
 	char lock[128];
 
@@ -142,15 +143,15 @@ int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 				  "no set_ftrace_filter: function filters (-f, --notrace) are "
 				  "not available");
 	if (r == 0)
-		return doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
-				  SONDE_DOCTOR_OK, NULL,
-				  "set_ftrace_filter, set_ftrace_pid, available_filter_functions open");
+		return doctor_add(
+		    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_OK,
+		    NULL, "set_ftrace_filter, set_ftrace_pid, available_filter_functions open");
 	explain_dynamic(cfg, refused, why, sizeof(why));
-	return doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
-			  SONDE_DOCTOR_FAIL,
-			  "function tracing can't work on this kernel: use trace events (sonde "
-			  "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",
-			  "%s", why);
+	return doctor_add(
+	    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_FAIL,
+	    "function tracing can't work on this kernel: use trace events (sonde "
+	    "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",
+	    "%s", why);
 }
 
 const char *sonde_doctor_explain_tracer(const struct sonde_doctor_config *cfg, const char *tracer,
@@ -171,10 +172,11 @@ const char *sonde_doctor_explain_tracer(const struct sonde_doctor_config *cfg, c
 	listed = sonde_strlist_contains(&list, tracer);
 	sonde_strlist_fini(&list);
 	if (!listed) {
-		const char *config = !strcmp(tracer, "function")	 ? "CONFIG_FUNCTION_TRACER"
-				     : !strcmp(tracer, "function_graph") ? "CONFIG_FUNCTION_GRAPH_TRACER"
-				     : !strcmp(tracer, "blk")		 ? "CONFIG_BLK_DEV_IO_TRACE"
-									 : NULL;
+		const char *config = !strcmp(tracer, "function") ? "CONFIG_FUNCTION_TRACER"
+				     : !strcmp(tracer, "function_graph")
+					 ? "CONFIG_FUNCTION_GRAPH_TRACER"
+				     : !strcmp(tracer, "blk") ? "CONFIG_BLK_DEV_IO_TRACE"
+							      : NULL;
 
 		if (config)
 			snprintf(buf, len,

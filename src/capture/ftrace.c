@@ -234,7 +234,8 @@ int sonde_ftrace_remove_stale(const char *tracefs)
 			char *end;
 			long pid;
 
-			if (strncmp(inst.v[i], "sonde-", 6) || !isdigit((unsigned char)inst.v[i][6]))
+			if (strncmp(inst.v[i], "sonde-", 6) ||
+			    !isdigit((unsigned char)inst.v[i][6]))
 				continue;
 			pid = strtol(inst.v[i] + 6, &end, 10);
 			if (*end || pid <= 0 || pid == getpid())
@@ -282,10 +283,11 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	if (r < 0)
 		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs, strerror(-r));
 	if (strcmp(cur, "nop"))
-		return sonde_errmsg_set(err, -EBUSY,
-					"the top-level instance is busy: its current_tracer is '%s' "
-					"(someone else traces there; sonde would reset their buffer)",
-					cur);
+		return sonde_errmsg_set(
+		    err, -EBUSY,
+		    "the top-level instance is busy: its current_tracer is '%s' "
+		    "(someone else traces there; sonde would reset their buffer)",
+		    cur);
 	r = sonde_path(path, sizeof(path), "%s/set_event", tracefs);
 	if (r == 0)
 		r = sonde_read_all(path, &events, NULL);

@@ -55,8 +55,8 @@ static int splice_pages(struct cpu_reader *r)
 	size_t chunk = r->rec->page * SPLICE_PAGES;
 
 	for (;;) {
-		ssize_t got = splice(r->in, NULL, r->pipe[1], NULL, chunk,
-				     SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		ssize_t got =
+		    splice(r->in, NULL, r->pipe[1], NULL, chunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
 		if (got < 0) {
 			if (errno == EINTR)
@@ -69,8 +69,8 @@ static int splice_pages(struct cpu_reader *r)
 		if (got == 0)
 			return 0;
 		while (got > 0) {
-			ssize_t put = splice(r->pipe[0], NULL, r->out, NULL, (size_t)got,
-					     SPLICE_F_MOVE);
+			ssize_t put =
+			    splice(r->pipe[0], NULL, r->out, NULL, (size_t)got, SPLICE_F_MOVE);
 
 			if (put < 0 && errno == EINTR)
 				continue;

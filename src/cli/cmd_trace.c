@@ -43,29 +43,29 @@
 #include "trace_dat.h"
 
 static const char trace_usage[] =
-	"usage: sonde trace [options] [-- COMMAND [ARGS]]\n"
-	"       sonde trace -l [GLOB]\n"
-	"       sonde trace report FILE\n"
-	"\n"
-	"Traces with ftrace in a tracefs instance of its own (instances/sonde-PID), printing\n"
-	"events as they come, or saving them as a trace.dat that trace-cmd and KernelShark read.\n"
-	"\n"
-	"  -l, --list             list tracers, events (SYS:EVENT) and filterable functions,\n"
-	"                         those matching GLOB only\n"
-	"  -p, --tracer TRACER    function, function_graph, blk, nop (default: events only)\n"
-	"  -f, --function GLOB    trace only matching kernel functions (set_ftrace_filter)\n"
-	"      --notrace GLOB     don't trace matching functions (set_ftrace_notrace)\n"
-	"  -e, --event SYS[:EVENT]  enable trace events (globs; repeatable)\n"
-	"      --filter EXPR      kernel filter for the events of the preceding -e\n"
-	"  -P, --pid PID[,PID]    trace only these processes and their children\n"
-	"  -b, --buffer-size KB   ring buffer per CPU\n"
-	"  -C, --cpu CPUS         trace these CPUs only (tracing_cpumask)\n"
-	"  -d, --device DEV       blk tracer: the block device to trace (repeatable)\n"
-	"  -o, --output FILE      record into a trace.dat instead of printing\n"
-	"  -h, --help             this help\n"
-	"\n"
-	"With -- COMMAND, only the command and its children are traced; it starts once\n"
-	"tracing is armed.  Stop with Ctrl-C or SIGTERM otherwise.  See sonde-trace(1).\n";
+    "usage: sonde trace [options] [-- COMMAND [ARGS]]\n"
+    "       sonde trace -l [GLOB]\n"
+    "       sonde trace report FILE\n"
+    "\n"
+    "Traces with ftrace in a tracefs instance of its own (instances/sonde-PID), printing\n"
+    "events as they come, or saving them as a trace.dat that trace-cmd and KernelShark read.\n"
+    "\n"
+    "  -l, --list             list tracers, events (SYS:EVENT) and filterable functions,\n"
+    "                         those matching GLOB only\n"
+    "  -p, --tracer TRACER    function, function_graph, blk, nop (default: events only)\n"
+    "  -f, --function GLOB    trace only matching kernel functions (set_ftrace_filter)\n"
+    "      --notrace GLOB     don't trace matching functions (set_ftrace_notrace)\n"
+    "  -e, --event SYS[:EVENT]  enable trace events (globs; repeatable)\n"
+    "      --filter EXPR      kernel filter for the events of the preceding -e\n"
+    "  -P, --pid PID[,PID]    trace only these processes and their children\n"
+    "  -b, --buffer-size KB   ring buffer per CPU\n"
+    "  -C, --cpu CPUS         trace these CPUs only (tracing_cpumask)\n"
+    "  -d, --device DEV       blk tracer: the block device to trace (repeatable)\n"
+    "  -o, --output FILE      record into a trace.dat instead of printing\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "With -- COMMAND, only the command and its children are traced; it starts once\n"
+    "tracing is armed.  Stop with Ctrl-C or SIGTERM otherwise.  See sonde-trace(1).\n";
 
 struct trace_opts {
 	const char *tracer;
@@ -146,20 +146,20 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 {
 	enum { OPT_NOTRACE = 256, OPT_FILTER };
 	static const struct option opts[] = {
-		{"list", no_argument, NULL, 'l'},
-		{"tracer", required_argument, NULL, 'p'},
-		{"plugin", required_argument, NULL, 'p'},
-		{"function", required_argument, NULL, 'f'},
-		{"notrace", required_argument, NULL, OPT_NOTRACE},
-		{"event", required_argument, NULL, 'e'},
-		{"filter", required_argument, NULL, OPT_FILTER},
-		{"pid", required_argument, NULL, 'P'},
-		{"buffer-size", required_argument, NULL, 'b'},
-		{"cpu", required_argument, NULL, 'C'},
-		{"device", required_argument, NULL, 'd'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"list", no_argument, NULL, 'l'},
+	    {"tracer", required_argument, NULL, 'p'},
+	    {"plugin", required_argument, NULL, 'p'},
+	    {"function", required_argument, NULL, 'f'},
+	    {"notrace", required_argument, NULL, OPT_NOTRACE},
+	    {"event", required_argument, NULL, 'e'},
+	    {"filter", required_argument, NULL, OPT_FILTER},
+	    {"pid", required_argument, NULL, 'P'},
+	    {"buffer-size", required_argument, NULL, 'b'},
+	    {"cpu", required_argument, NULL, 'C'},
+	    {"device", required_argument, NULL, 'd'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, r;
 
@@ -198,8 +198,9 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 			unsigned long v = strtoul(optarg, &end, 10);
 
 			if (*end || !v || v > 16u * 1024 * 1024)
-				return cli_usage_error("trace", "-b takes KB per CPU (1..16777216), "
-								"not '%s'",
+				return cli_usage_error("trace",
+						       "-b takes KB per CPU (1..16777216), "
+						       "not '%s'",
 						       optarg);
 			o->buffer_kb = (unsigned int)v;
 			break;
@@ -238,8 +239,7 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 						"(e.g. -d vda; see /sys/block)");
 	if (o->devices.n && (!o->tracer || strcmp(o->tracer, "blk")))
 		return cli_usage_error("trace", "-d applies to -p blk");
-	if ((o->functions.n || o->notrace.n) &&
-	    (!o->tracer || strncmp(o->tracer, "function", 8)))
+	if ((o->functions.n || o->notrace.n) && (!o->tracer || strncmp(o->tracer, "function", 8)))
 		return cli_usage_error("trace", "-f and --notrace filter the function tracers: "
 						"add -p function or -p function_graph");
 	if (!o->tracer && !o->nevents)
@@ -346,7 +346,7 @@ struct run {
 	char **cpu_files; /* per CPU 0..max_cpu, owned */
 	uint64_t *bytes;
 	struct sonde_workload wl;
-	int status; /* the workload's wait status, -1 if none */
+	int status;  /* the workload's wait status, -1 if none */
 	int pipe_fd; /* live: trace_pipe */
 	bool interrupted;
 	uint64_t live_lines;
@@ -471,13 +471,13 @@ static void summary(struct run *t, uint64_t events, bool counted,
 		overrun += o;
 		dropped += d;
 		if (o && used < sizeof(lost))
-			used += (size_t)snprintf(lost + used, sizeof(lost) - used,
-						 ", %llu overrun on CPU %d", (unsigned long long)o,
-						 c);
+			used +=
+			    (size_t)snprintf(lost + used, sizeof(lost) - used,
+					     ", %llu overrun on CPU %d", (unsigned long long)o, c);
 		if (d && used < sizeof(lost))
-			used += (size_t)snprintf(lost + used, sizeof(lost) - used,
-						 ", %llu dropped on CPU %d", (unsigned long long)d,
-						 c);
+			used +=
+			    (size_t)snprintf(lost + used, sizeof(lost) - used,
+					     ", %llu dropped on CPU %d", (unsigned long long)d, c);
 	}
 	fflush(stdout);
 	fprintf(stderr, "[ sonde trace: %s%llu events on CPUs %s", counted ? "" : "~",
@@ -638,7 +638,8 @@ static int run_trace(struct run *t)
 				online |= t->cpus.cpus[k] == only.cpus[i];
 			if (!online) {
 				sonde_cpulist_fini(&only);
-				return cli_usage_error("trace", "CPU %d is not online", only.cpus[i]);
+				return cli_usage_error("trace", "CPU %d is not online",
+						       only.cpus[i]);
 			}
 		}
 		sonde_cpulist_fini(&only);
@@ -859,7 +860,8 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
-	/* A closed stdout (sonde trace | head) must end the trace through the restore, not kill it. */
+	/* A closed stdout (sonde trace | head) must end the trace through the restore, not kill it.
+	 */
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	ret = run_trace(&t);

@@ -80,8 +80,7 @@ int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *e
 		goto out;
 	}
 	if (tracecmd_append_cpu_data(h, spec->ncpus, (char *const *)spec->cpu_files) < 0) {
-		snprintf(err, len, "%s: appending the CPU data failed (%s)", path,
-			 strerror(errno));
+		snprintf(err, len, "%s: appending the CPU data failed (%s)", path, strerror(errno));
 		goto out;
 	}
 	ret = 0;
@@ -107,9 +106,9 @@ static int print_one(struct tracecmd_input *handle, struct tep_record *rec, int 
 		return 0;
 	trace_seq_reset(&ctx->seq);
 	/* trace-cmd report's default line: comm-pid [cpu] secs.usecs: event: fields */
-	tep_print_event(tep, &ctx->seq, rec, "%16s-%-5d [%03d] %6.1000d: %s: %s\n",
-			TEP_PRINT_COMM, TEP_PRINT_PID, TEP_PRINT_CPU, TEP_PRINT_TIME,
-			TEP_PRINT_NAME, TEP_PRINT_INFO);
+	tep_print_event(tep, &ctx->seq, rec, "%16s-%-5d [%03d] %6.1000d: %s: %s\n", TEP_PRINT_COMM,
+			TEP_PRINT_PID, TEP_PRINT_CPU, TEP_PRINT_TIME, TEP_PRINT_NAME,
+			TEP_PRINT_INFO);
 	trace_seq_terminate(&ctx->seq);
 	fwrite(ctx->seq.buffer, 1, ctx->seq.len, ctx->out);
 	return ferror(ctx->out) ? -1 : 0;
@@ -160,8 +159,9 @@ bool trace_dat_available(void)
 
 static int unavailable(char *err, size_t len)
 {
-	snprintf(err, len, "sonde was built without libtracecmd (install libtracecmd-dev and "
-			   "libtraceevent-dev, then reconfigure)");
+	snprintf(err, len,
+		 "sonde was built without libtracecmd (install libtracecmd-dev and "
+		 "libtraceevent-dev, then reconfigure)");
 	return -1;
 }
 

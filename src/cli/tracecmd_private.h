@@ -28,8 +28,8 @@ struct tracecmd_input *tracecmd_open(const char *file, int flags);
 void tracecmd_close(struct tracecmd_input *handle);
 struct tep_handle *tracecmd_get_tep(struct tracecmd_input *handle);
 int tracecmd_iterate_events(struct tracecmd_input *handle, cpu_set_t *cpus, int cpu_size,
-			    int (*callback)(struct tracecmd_input *handle, struct tep_record *,
-					    int, void *),
+			    int (*callback)(struct tracecmd_input *handle, struct tep_record *, int,
+					    void *),
 			    void *callback_data);
 int tracecmd_cpus(struct tracecmd_input *handle);
 void tracecmd_set_loglevel(enum tep_loglevel level);
@@ -49,15 +49,13 @@ struct tracecmd_output *tracecmd_output_create(const char *output_file);
 void tracecmd_set_quiet(struct tracecmd_output *handle, bool set_quiet);
 int tracecmd_output_set_trace_dir(struct tracecmd_output *handle, const char *tracing_dir);
 int tracecmd_output_set_kallsyms(struct tracecmd_output *handle, const char *kallsyms);
-int tracecmd_output_write_headers(struct tracecmd_output *handle,
-				  struct tracecmd_event_list *list);
+int tracecmd_output_write_headers(struct tracecmd_output *handle, struct tracecmd_event_list *list);
 struct tracecmd_option *tracecmd_add_option(struct tracecmd_output *handle, unsigned short id,
 					    int size, const void *data);
 int tracecmd_write_cmdlines(struct tracecmd_output *handle);
 int tracecmd_write_cpus(struct tracecmd_output *handle, int cpus);
 int tracecmd_write_options(struct tracecmd_output *handle);
-int tracecmd_append_cpu_data(struct tracecmd_output *handle, int cpus,
-			     char *const *cpu_data_files);
+int tracecmd_append_cpu_data(struct tracecmd_output *handle, int cpus, char *const *cpu_data_files);
 void tracecmd_output_close(struct tracecmd_output *handle);
 
 #endif
