@@ -24,11 +24,11 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"stat", cmd_stat, "count events of a command, processes or the whole system"},
-    {"record", cmd_record, "sample events into perf.data"},
-    {"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
-    {"list", cmd_list, "list the events this machine can count and sample"},
-    {"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
+	{"stat", cmd_stat, "count events of a command, processes or the whole system"},
+	{"record", cmd_record, "sample events into perf.data"},
+	{"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
+	{"list", cmd_list, "list the events this machine can count and sample"},
+	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
 };
 
 static void usage(FILE *out)
@@ -82,8 +82,7 @@ const struct sonde_roots *cli_roots(struct cli *cli)
 	if (!cli->roots_ready) {
 		cli->roots.sysfs = "/sys";
 		cli->roots.tracefs = NULL;
-		if (sonde_tracefs_find("/proc/mounts", cli->tracefs, sizeof(cli->tracefs), true) ==
-		    0)
+		if (sonde_tracefs_find("/proc/mounts", cli->tracefs, sizeof(cli->tracefs), true) == 0)
 			cli->roots.tracefs = cli->tracefs;
 		cli->roots_ready = true;
 	}
