@@ -130,6 +130,19 @@ int sonde_doctor_try_tracer(const struct sonde_doctor_config *cfg, const char *i
 			    const char *tracer);
 
 /**
+ * sonde_doctor_explain_tracer() - why the kernel refused a tracer, and what to do
+ * @tracer: the tracer written to current_tracer
+ * @err: the kernel's answer, -errno or errno
+ * @buf: receives the explanation (one line)
+ *
+ * Tells a tracer that is not built from one that is listed but refused,
+ * and for a refused function tracer measures why (dynamic ftrace files
+ * refused, the lockdown state).  Never fails.  Return: @buf.
+ */
+const char *sonde_doctor_explain_tracer(const struct sonde_doctor_config *cfg, const char *tracer,
+					int err, char *buf, size_t len);
+
+/**
  * sonde_doctor_explain_open_error() - why perf_event_open failed, and the fix
  * @attr: the attribute that failed
  * @err: the failure, -errno or errno

@@ -27,6 +27,16 @@ int doctor_add(struct sonde_doctor_report *rep, const char *id, const char *titl
 	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* Finds the kernel config; @where receives its path.  Return: 0 with *text new, or -ENOENT. */
+int doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
+		       char *tried, size_t tlen);
+/* The value of @opt in config @text: "y", "m", "n" (is not set), or NULL when absent. */
+const char *doctor_config_value(const char *text, const char *opt, char *buf, size_t len);
+
+/* Whether dynamic ftrace's files open; adds check "ftrace.dynamic".  Return: 0 or -ENOMEM. */
+int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
+				struct sonde_doctor_report *rep);
+
 /* Whether this process has capability @cap in its effective set (procfs/self/status). */
 bool doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap);
 

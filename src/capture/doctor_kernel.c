@@ -26,7 +26,7 @@
 static const char *const config_options[] = {
     "CONFIG_KPROBES",	      "CONFIG_UPROBE_EVENTS",	      "CONFIG_MODULES",
     "CONFIG_FUNCTION_TRACER", "CONFIG_FUNCTION_GRAPH_TRACER", "CONFIG_BLK_DEV_IO_TRACE",
-    "CONFIG_BPF_SYSCALL",     "CONFIG_DEBUG_INFO_BTF",
+    "CONFIG_BPF_SYSCALL",     "CONFIG_DEBUG_INFO_BTF",	      "CONFIG_DYNAMIC_FTRACE",
 };
 
 static int check_modules(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
@@ -136,8 +136,7 @@ static int read_gzip(const char *path, char **out)
 	return 0;
 }
 
-/* Finds the config; @where receives its path.  Return: 0 with *text new, or -ENOENT. */
-static int load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
+int doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
 		       char *tried, size_t tlen)
 {
 	struct utsname u;
@@ -159,8 +158,7 @@ static int load_config(const struct sonde_doctor_config *cfg, char **text, char 
 	return -ENOENT;
 }
 
-/* The value of @opt in config @text: "y", "m", "n" (is not set), or NULL when absent. */
-static const char *config_value(const char *text, const char *opt, char *buf, size_t len)
+const char *doctor_config_value(const char *text, const char *opt, char *buf, size_t len)
 {
 	size_t ol = strlen(opt);
 
@@ -182,7 +180,7 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 {
 	char where[PATH_MAX], tried[2 * PATH_MAX + 8] = "";
 	char *text = NULL;
-	int r = load_config(cfg, &text, where, sizeof(where), tried, sizeof(tried));
+	int r = doctor_load_config(cfg, &text, where, sizeof(where), tried, sizeof(tried));
 
 	if (r < 0)
 		return doctor_add(
@@ -195,7 +193,7 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 	for (size_t i = 0; r == 0 && i < sizeof(config_options) / sizeof(config_options[0]); i++) {
 		const char *opt = config_options[i];
 		char id[64], fix[96], val[64];
-		const char *v = config_value(text, opt, val, sizeof(val));
+		const char *v = doctor_config_value(text, opt, val, sizeof(val));
 		bool built = v && (!strcmp(v, "y") || !strcmp(v, "m"));
 
 		snprintf(id, sizeof(id), "config.%s", opt);

@@ -302,6 +302,8 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
 		r = report_blk(cfg, rep, sonde_strlist_contains(&top, "blk"), blk);
+	if (r == 0)
+		r = doctor_check_dynamic_ftrace(cfg, rep);
 out:
 	sonde_strlist_fini(&top);
 	sonde_strlist_fini(&inst_list);

@@ -33,5 +33,6 @@ int cmd_record(int argc, char **argv, struct cli *cli);
 int cmd_report(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);
 int cmd_doctor(int argc, char **argv, struct cli *cli);
+int cmd_trace(int argc, char **argv, struct cli *cli);
 
 #endif

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace.dat writing and printing with libtracecmd, in the order trace-cmd
+ * record itself writes a file: the headers (header_page, header_event,
+ * ftrace and event formats, kallsyms, printk formats, from the top-level
+ * tracefs, which instances share), the options (uname, per-CPU stats),
+ * the comm cache, the CPU count, then the per-CPU page files appended as
+ * flyrecord data.  The page files are the kernel's ring-buffer pages as
+ * spliced, which is exactly what trace.dat stores.
+ */
+#include "trace_dat.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#ifdef SONDE_HAVE_TRACECMD
+#include "tracecmd_private.h"
+
+bool trace_dat_available(void)
+{
+	return true;
+}
+
+int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *err, size_t len)
+{
+	struct tracecmd_event_list *list = NULL, *nodes = NULL, none = {NULL, "sonde-none/none"};
+	struct tracecmd_output *h;
+	struct utsname u;
+	int ret = -1;
+
+	tracecmd_set_loglevel(TEP_LOG_ERROR);
+	h = tracecmd_output_create(path);
+	if (!h) {
+		snprintf(err, len, "%s: can't create (%s)", path, strerror(errno));
+		return -1;
+	}
+	/* libtracecmd prints where each CPU's data went; sonde prints its own summary. */
+	tracecmd_set_quiet(h, true);
+	if (spec->nglobs) {
+		nodes = calloc(spec->nglobs, sizeof(*nodes));
+		if (!nodes) {
+			snprintf(err, len, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < spec->nglobs; i++) {
+			nodes[i].glob = spec->event_globs[i];
+			nodes[i].next = i + 1 < spec->nglobs ? &nodes[i + 1] : NULL;
+		}
+		list = nodes;
+	} else {
+		/* NULL would mean every event's format: name one that matches nothing. */
+		list = &none;
+	}
+	if (tracecmd_output_set_trace_dir(h, spec->tracefs) < 0 ||
+	    tracecmd_output_write_headers(h, list) < 0) {
+		snprintf(err, len, "%s: writing the headers (event formats from %s) failed", path,
+			 spec->tracefs);
+		goto out;
+	}
+	if (uname(&u) == 0) {
+		char text[5 * 65 + 8];
+
+		snprintf(text, sizeof(text), "%s %s %s %s %s", u.sysname, u.nodename, u.release,
+			 u.version, u.machine);
+		tracecmd_add_option(h, SONDE_TRACECMD_OPTION_UNAME, (int)strlen(text) + 1, text);
+	}
+	for (int c = 0; spec->cpu_stats && c < spec->ncpus; c++) {
+		char text[1200];
+
+		if (!spec->cpu_stats[c])
+			continue;
+		snprintf(text, sizeof(text), "CPU: %d\n%s\n", c, spec->cpu_stats[c]);
+		tracecmd_add_option(h, SONDE_TRACECMD_OPTION_CPUSTAT, (int)strlen(text) + 1, text);
+	}
+	if (tracecmd_write_cmdlines(h) < 0 || tracecmd_write_cpus(h, spec->ncpus) < 0 ||
+	    tracecmd_write_options(h) < 0) {
+		snprintf(err, len, "%s: writing comms and options failed", path);
+		goto out;
+	}
+	if (tracecmd_append_cpu_data(h, spec->ncpus, (char *const *)spec->cpu_files) < 0) {
+		snprintf(err, len, "%s: appending the CPU data failed (%s)", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	tracecmd_output_close(h);
+	free(nodes);
+	return ret;
+}
+
+struct report_ctx {
+	FILE *out;
+	uint64_t count;
+	struct trace_seq seq;
+};
+
+static int print_one(struct tracecmd_input *handle, struct tep_record *rec, int cpu, void *data)
+{
+	struct report_ctx *ctx = data;
+	struct tep_handle *tep = tracecmd_get_tep(handle);
+
+	ctx->count++;
+	if (!ctx->out)
+		return 0;
+	trace_seq_reset(&ctx->seq);
+	/* trace-cmd report's default line: comm-pid [cpu] secs.usecs: event: fields */
+	tep_print_event(tep, &ctx->seq, rec, "%16s-%-5d [%03d] %6.1000d: %s: %s\n", TEP_PRINT_COMM,
+			TEP_PRINT_PID, TEP_PRINT_CPU, TEP_PRINT_TIME, TEP_PRINT_NAME,
+			TEP_PRINT_INFO);
+	trace_seq_terminate(&ctx->seq);
+	fwrite(ctx->seq.buffer, 1, ctx->seq.len, ctx->out);
+	return ferror(ctx->out) ? -1 : 0;
+}
+
+static int iterate(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
+{
+	struct report_ctx ctx = {.out = out};
+	struct tracecmd_input *h;
+	int r;
+
+	tracecmd_set_loglevel(TEP_LOG_ERROR);
+	h = tracecmd_open(path, 0);
+	if (!h) {
+		snprintf(err, len, "%s: not a trace.dat file libtracecmd can read", path);
+		return -1;
+	}
+	trace_seq_init(&ctx.seq);
+	if (out)
+		fprintf(out, "cpus=%d\n", tracecmd_cpus(h));
+	r = tracecmd_iterate_events(h, NULL, 0, print_one, &ctx);
+	trace_seq_destroy(&ctx.seq);
+	tracecmd_close(h);
+	*count = ctx.count;
+	if (r < 0 && out && ferror(out)) {
+		snprintf(err, len, "writing the report: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int trace_dat_report(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
+{
+	return iterate(path, out, count, err, len);
+}
+
+int trace_dat_count(const char *path, uint64_t *count, char *err, size_t len)
+{
+	return iterate(path, NULL, count, err, len);
+}
+
+#else
+
+bool trace_dat_available(void)
+{
+	return false;
+}
+
+static int unavailable(char *err, size_t len)
+{
+	snprintf(err, len,
+		 "sonde was built without libtracecmd (install libtracecmd-dev and "
+		 "libtraceevent-dev, then reconfigure)");
+	return -1;
+}
+
+int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *err, size_t len)
+{
+	return unavailable(err, len);
+}
+
+int trace_dat_report(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
+{
+	return unavailable(err, len);
+}
+
+int trace_dat_count(const char *path, uint64_t *count, char *err, size_t len)
+{
+	return unavailable(err, len);
+}
+#endif
