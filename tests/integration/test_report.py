@@ -107,3 +107,114 @@ def test_usage_errors():
     assert sonde("report", "--sort", "nope", check=False).returncode == 2
     assert sonde("report", "--percent-limit", "200", check=False).returncode == 2
     assert "usage: sonde report" in sonde("report", "--help").stdout
+
+
+# ---- symbols -----------------------------------------------------------------
+
+@pytest.mark.parametrize("who", ["sonde", "perf"])
+def test_functions_agree_with_perf(captures, who):
+    """The known 60/30/10 split, and perf's own numbers on the same file."""
+    mine = agree(captures[who], "sym")
+    agree(captures[who], "comm,dso,sym")
+    for fn, share in (("hot_fn", 60), ("warm_fn", 30), ("cool_fn", 10)):
+        assert abs(mine[("[.]", fn)] - share) < 6, (fn, mine)
+
+
+def children_rows(path, tool):
+    if tool == "perf":
+        out = run(["perf", "report", "-i", str(path), "--stdio", "--children", "--sort", "sym",
+                   "-g", "none"]).stdout
+    else:
+        out = sonde("report", "-i", str(path), "--children", "--sort", "sym", "-g", "none").stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+([\d.]+)%\s+(.*\S)\s*$", line)
+        if m:
+            rows[tuple(m.group(3).split())] = (float(m.group(1)), float(m.group(2)))
+    return rows
+
+
+def test_call_chains_children_agree_with_perf(tmp_path):
+    g = tmp_path / "g.data"
+    sonde("record", "-g", "-F", "2000", "-o", str(g), "--", workload("split"), "0.6")
+    mine, theirs = children_rows(g, "sonde"), children_rows(g, "perf")
+    top = sorted(theirs.items(), key=lambda kv: -kv[1][0])[:8]
+    for key, (total, self_) in top:
+        assert key in mine, (key, mine)
+        assert abs(mine[key][0] - total) <= 0.5 and abs(mine[key][1] - self_) <= 0.5, \
+            (key, mine[key], (total, self_))
+    # The graph under hot_fn's row leads to its caller.
+    text = sonde("report", "-i", str(g), "--no-children").stdout
+    assert re.search(r"\[\.\] hot_fn\n\s+\|\n\s+---hot_fn\n\s+__libc_start_call_main", text), text[:3000]
+    j = report_json(g, "--no-children")
+    hot = next(e for e in j["entries"] if e.get("symbol") == "hot_fn")
+    assert hot["callchain"][0]["symbol"] == "hot_fn"
+
+
+def test_kernel_symbols_from_the_captured_kallsyms(tmp_path):
+    """A syscall-heavy capture with a kallsyms snapshot: [k] rows as perf names them."""
+    k = tmp_path / "k.data"
+    sonde("record", "--kallsyms", "-F", "5000", "-o", str(k), "--",
+          workload("getppid_loop"), "300000")
+    mine = agree(k, "sym", top=5)
+    kernel = [key for key in mine if key[0] == "[k]"]
+    assert kernel and all(not key[1].startswith("0x") for key in kernel), kernel
+
+
+def build_id(path):
+    return re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", str(path)]).stdout).group(1)
+
+
+def test_stripped_binary_with_debug_file_by_build_id(tmp_path):
+    exe = tmp_path / "split-stripped"
+    shutil.copy(workload("split"), exe)
+    bid = build_id(exe)
+    dbg = tmp_path / "debug" / ".build-id" / bid[:2] / (bid[2:] + ".debug")
+    dbg.parent.mkdir(parents=True)
+    run(["objcopy", "--only-keep-debug", str(exe), str(dbg)])
+    run(["strip", "--strip-all", str(exe)])
+    out = tmp_path / "s.data"
+    sonde("record", "-o", str(out), "--", str(exe), "0.4")
+    bare = sonde("report", "-i", str(out), "--sort", "sym", "-v", "--dso", exe.name)
+    assert "hot_fn" not in bare.stdout
+    assert bid in bare.stderr, bare.stderr  # -v says what it looked for
+    j = report_json(out, "--sort", "dso,sym", "--debug-dir", str(tmp_path / "debug"))
+    syms = {e["symbol"]: e["self"][0]["percent"] for e in j["entries"] if e["dso"] == exe.name}
+    assert abs(syms["hot_fn"] - 60) < 6 and abs(syms["warm_fn"] - 30) < 6, syms
+    assert not any(s.startswith("0x") for s in syms), syms
+
+
+KMOD = os.path.join(os.environ.get("SONDE_BUILD", "build"), "tests", "fixtures", "sonde_chardev.ko")
+KMOD_GEN = os.path.join(os.environ.get("SONDE_BUILD", "build"), "tests", "unit", "kmod_capture_gen")
+
+
+@pytest.mark.skipif(not os.path.exists(KMOD), reason="no kernel headers: the .ko fixture was not built")
+def test_kernel_module_functions_and_lines(tmp_path):
+    """Samples inside a real .ko, placed at the section addresses saved in
+    the capture, resolve to its functions and source lines."""
+    out = tmp_path / "kmod.data"
+    run([KMOD_GEN, KMOD, "0xffffffffc0a00000", str(out)])
+    exp = json.load(open(str(out) + ".json"))
+    total = exp["total_samples"]
+    want_sym, want_line = {}, {}
+    for s in exp["samples"]:
+        name = s["symbol"].split("+")[0]
+        want_sym[name] = want_sym.get(name, 0) + s["count"]
+        if s["dso"] == "[sonde_chardev]":
+            key = (os.path.basename(s["file"]), s["line"])
+            want_line[key] = want_line.get(key, 0) + s["count"]
+    mods = os.path.dirname(KMOD)
+    j = report_json(out, "--sort", "dso,sym", "--modules-dir", mods)
+    got = {e["symbol"]: e["self"][0]["samples"] for e in j["entries"]}
+    for name, n in want_sym.items():
+        assert got.get(name) == n, (name, n, got)
+    # The module's listing alone, the way a user looks at one image.
+    j = report_json(out, "--sort", "sym", "--dso", "[sonde_chardev]", "--modules-dir", mods)
+    assert [e["symbol"] for e in j["entries"]][:3] == \
+        ["sonde_chardev_mix", "sonde_chardev_write", "sonde_chardev_ioctl"]
+    j = report_json(out, "--sort", "srcline", "--dso", "[sonde_chardev]", "--image",
+                    "sonde_chardev=" + KMOD)
+    got = {(os.path.basename(e["srcline"]), e["line"]): e["self"][0]["samples"]
+           for e in j["entries"] if e["srcline"]}
+    assert got == want_line
+    assert sum(got.values()) == sum(want_line.values()) and total > 1000
