@@ -347,6 +347,7 @@ struct sonde_pd_record {
 			    * (AUXTRACE data, pipe-mode tracing data), or NULL */
 	uint64_t extra_size;
 	const struct sonde_pd_attr *attr; /* event of a kernel record, NULL if unknown */
+	bool stable; /* data (and extra) stay valid until the reader is closed */
 };
 
 /* Where a record came from: SAMPLE fields or the sample_id_all trailer. */
@@ -405,6 +406,14 @@ int sonde_pd_sample_parse(const struct perf_event_attr *attr, const void *rec, s
 /* Decodes the sample_id_all trailer of a non-sample kernel record. */
 int sonde_pd_sample_id_parse(const struct perf_event_attr *attr, const void *rec, size_t size,
 			     struct sonde_pd_sample *s);
+/*
+ * The time of a kernel record without decoding it (the ordering pass's
+ * hot path).  Return: 0, -ENOENT when the record has no time, or
+ * SONDE_E_TRUNCATED.
+ */
+struct sonde_pd_record;
+int sonde_pd_record_time(const struct perf_event_attr *attr, const struct sonde_pd_record *rec,
+			 uint64_t *time);
 /* Bytes of the sample_id_all trailer for @attr (0 without sample_id_all). */
 size_t sonde_pd_sample_id_size(const struct perf_event_attr *attr);
 

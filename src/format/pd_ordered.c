@@ -18,7 +18,8 @@
 struct pending {
 	uint64_t time;
 	uint64_t seq;
-	size_t off; /* in the arena */
+	const uint8_t *data; /* a stable record in the reader, or NULL: in the arena */
+	size_t off;	     /* in the arena */
 	uint64_t file_off;
 	const struct sonde_pd_attr *attr;
 };
@@ -50,7 +51,7 @@ static int by_time(const void *a, const void *b)
 
 static int push(struct queue *q, const struct sonde_pd_record *rec, uint64_t time)
 {
-	size_t need = (rec->size + 7u) & ~7u;
+	size_t need = rec->stable ? 0 : (rec->size + 7u) & ~7u;
 
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 256;
@@ -72,8 +73,11 @@ static int push(struct queue *q, const struct sonde_pd_record *rec, uint64_t tim
 		q->arena = a;
 		q->acap = cap;
 	}
-	memcpy(q->arena + q->used, rec->data, rec->size);
-	q->v[q->n++] = (struct pending){time, q->seq++, q->used, rec->offset, rec->attr};
+	/* Records in a mapped file stay put: only borrowed ones are copied. */
+	if (need)
+		memcpy(q->arena + q->used, rec->data, rec->size);
+	q->v[q->n++] = (struct pending){time,	 q->seq++,    rec->stable ? rec->data : NULL,
+					q->used, rec->offset, rec->attr};
 	q->used += need;
 	return 0;
 }
@@ -102,6 +106,28 @@ static int deliver_one(struct walk *w, const struct pending *p, const uint8_t *d
 	return w->deliver(w->ctx, &rec, &ev);
 }
 
+/*
+ * Moves the arena bytes of the records still pending to its front, so the
+ * arena holds about one round, not the file.
+ */
+static void compact(struct queue *q)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < q->n; i++) {
+		struct pending *p = &q->v[i];
+		size_t len;
+
+		if (p->data)
+			continue;
+		len = (((const struct perf_event_header *)(q->arena + p->off))->size + 7u) & ~7u;
+		memmove(q->arena + used, q->arena + p->off, len);
+		p->off = used;
+		used += len;
+	}
+	q->used = used;
+}
+
 /* Delivers pending records with time <= @limit (all when @all). */
 static int flush(struct walk *w, struct queue *q, uint64_t limit, bool all)
 {
@@ -110,15 +136,19 @@ static int flush(struct walk *w, struct queue *q, uint64_t limit, bool all)
 
 	if (!q->n)
 		return 0;
-	qsort(q->v, q->n, sizeof(*q->v), by_time);
+	/* A round from one CPU is usually in order already. */
+	for (i = 1; i < q->n && by_time(&q->v[i - 1], &q->v[i]) <= 0; i++)
+		;
+	if (i < q->n)
+		qsort(q->v, q->n, sizeof(*q->v), by_time);
 	for (i = 0; i < q->n && (all || q->v[i].time <= limit); i++)
-		if ((err = deliver_one(w, &q->v[i], q->arena + q->v[i].off)))
+		if ((err = deliver_one(w, &q->v[i],
+				       q->v[i].data ? q->v[i].data : q->arena + q->v[i].off)))
 			return err;
 	k = q->n - i;
 	memmove(q->v, q->v + i, k * sizeof(*q->v));
 	q->n = k;
-	if (!k)
-		q->used = 0; /* the arena is reused from the start */
+	compact(q);
 	return 0;
 }
 
@@ -155,9 +185,8 @@ int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver
 				break;
 			continue;
 		}
-		if (sonde_pd_reader_parse(r, &rec, &ev) == 0 &&
-		    (ev.sample.present & PERF_SAMPLE_TIME))
-			t = ev.sample.time;
+		if (rec.attr)
+			sonde_pd_record_time(&rec.attr->attr, &rec, &t);
 		if (t > max_time)
 			max_time = t;
 		if ((err = push(&q, &rec, t)))

@@ -38,7 +38,7 @@
 #include "pd_le.h"
 #include "pd_zstd.h"
 
-#define STREAM_MAX (1u << 30) /* largest record + extra taken from a pipe */
+#define STREAM_MAX (1u << 30)	/* largest record + extra taken from a pipe */
 #define UNPACK_MAX (256u << 20) /* decompressed bytes held at once */
 
 struct idmap {
@@ -707,7 +707,8 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 		err = setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
 	} else if (S_ISREG(st.st_mode)) {
 		if (st.st_size > 0) {
-			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ,
+				      MAP_PRIVATE | MAP_POPULATE, fd, 0);
 			if (r->map == MAP_FAILED) {
 				r->map = NULL;
 				err = setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
@@ -973,6 +974,7 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->misc = pd_get16(r->sbuf + 4);
 	rec->size = size;
 	rec->data = r->sbuf;
+	rec->stable = false;
 	rec->extra = extra ? r->sbuf + size : NULL;
 	rec->extra_size = extra;
 	rec->attr = record_attr(r, type, r->sbuf, size);
@@ -1040,6 +1042,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->misc = pd_get16(p + 4);
 	rec->size = size;
 	rec->data = p;
+	rec->stable = p != r->scratch; /* in the mapping (or the caller's memory) */
 	rec->extra = extra ? r->base + off + size : NULL;
 	rec->extra_size = extra;
 	rec->attr = record_attr(r, type, p, size);
@@ -1067,10 +1070,11 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	type = pd_get32(p);
 	size = pd_get16(p + 6);
 	if (size < 8)
-		return r->err = setmsg(r, SONDE_E_FORMAT,
-				       "record type %u unpacked from the COMPRESSED record at offset "
-				       "0x%" PRIx64 ": size %u smaller than header",
-				       type, r->zoff, size);
+		return r->err =
+			   setmsg(r, SONDE_E_FORMAT,
+				  "record type %u unpacked from the COMPRESSED record at offset "
+				  "0x%" PRIx64 ": size %u smaller than header",
+				  type, r->zoff, size);
 	if (size > left)
 		return 0;
 	if ((err = extra_size(r, type, p, size, r->zoff, &extra)))
@@ -1089,6 +1093,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->misc = pd_get16(p + 4);
 	rec->size = size;
 	rec->data = p;
+	rec->stable = false;
 	rec->extra = extra ? r->zbuf + r->zpos + size : NULL;
 	rec->extra_size = extra;
 	rec->attr = record_attr(r, type, p, size);
@@ -1142,7 +1147,8 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 			if (n == 0 && r->zpos < r->zlen && r->tail == SONDE_PD_TAIL_CLEAN) {
 				r->tail = SONDE_PD_TAIL_TRUNCATED;
 				setmsg(r, 0,
-				       "the compressed data ends inside a record (COMPRESSED record at "
+				       "the compressed data ends inside a record (COMPRESSED "
+				       "record at "
 				       "offset 0x%" PRIx64 ")",
 				       r->zoff);
 			}

@@ -324,3 +324,28 @@ int sonde_pd_sample_id_parse(const struct perf_event_attr *attr, const void *rec
 		s->id = pd_get64(p);
 	return 0;
 }
+
+int sonde_pd_record_time(const struct perf_event_attr *attr, const struct sonde_pd_record *rec,
+			 uint64_t *time)
+{
+	uint64_t t = attr->sample_type;
+	size_t off;
+
+	if (!(t & PERF_SAMPLE_TIME))
+		return -ENOENT;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		/* IDENTIFIER, IP and TID come before TIME in a sample. */
+		off = sizeof(struct perf_event_header) + 8 * !!(t & PERF_SAMPLE_IDENTIFIER) +
+		      8 * !!(t & PERF_SAMPLE_IP) + 8 * !!(t & PERF_SAMPLE_TID);
+	} else {
+		size_t n = sonde_pd_sample_id_size(attr);
+
+		if (!n || rec->type >= SONDE_PD_KERNEL_RECORD_MAX || rec->size < 8 + n)
+			return -ENOENT;
+		off = rec->size - n + 8 * !!(t & PERF_SAMPLE_TID);
+	}
+	if (off + 8 > rec->size)
+		return SONDE_E_TRUNCATED;
+	*time = pd_get64((const uint8_t *)rec->data + off);
+	return 0;
+}

@@ -324,7 +324,10 @@ int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct 
 {
 	size_t i, n = 0;
 
-	if (r->n)
+	/* kallsyms and most symbol tables come nearly sorted: check first. */
+	for (i = 1; i < r->n && by_start_rank(&r->v[i - 1], &r->v[i]) <= 0; i++)
+		;
+	if (i < r->n)
 		qsort(r->v, r->n, sizeof(*r->v), by_start_rank);
 	for (i = 0; i < r->n; i++) /* one per start: the best ranked */
 		if (!n || r->v[n - 1].start != r->v[i].start)
