@@ -32,6 +32,7 @@ struct pass {
 	struct sonde_frame frames[MAX_FRAMES];
 	uint64_t ips[MAX_FRAMES];
 	bool srcline;
+	bool inlines;  /* expand inlined frames (call graphs only) */
 	uint64_t size; /* of the file, for progress */
 	char path[4096];
 };
@@ -91,6 +92,29 @@ static void resolve(struct pass *ps, uint32_t pid, uint16_t cpumode, uint64_t ip
 		sonde_dso_srcline(loc.dso, loc.addr, &f->src);
 }
 
+/*
+ * Appends the frames of @ip at *@n: the inlined functions running there
+ * (innermost first, when call graphs are drawn) and then the function.
+ */
+static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumode, uint64_t ip)
+{
+	struct sonde_frame f;
+	const char *names[8];
+	int k = 0;
+
+	if (*n >= MAX_FRAMES)
+		return;
+	resolve(ps, pid, cpumode, ip, &f);
+	f.inlined = NULL;
+	if (ps->inlines && f.dso && f.sym)
+		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8);
+	for (int i = 0; i < k && *n < MAX_FRAMES - 1; i++) {
+		ps->frames[*n] = f;
+		ps->frames[(*n)++].inlined = names[i];
+	}
+	ps->frames[(*n)++] = f;
+}
+
 /* The call chain's frames; context markers switch kernel/user. */
 static size_t chain_frames(struct pass *ps, const struct sonde_pd_sample *s, uint16_t cpumode)
 {
@@ -110,7 +134,7 @@ static size_t chain_frames(struct pass *ps, const struct sonde_pd_sample *s, uin
 				cpumode = PERF_RECORD_MISC_GUEST_USER;
 			continue;
 		}
-		resolve(ps, s->pid, cpumode, ip, &ps->frames[n++]);
+		add_frames(ps, &n, s->pid, cpumode, ip);
 	}
 	return n;
 }
@@ -141,8 +165,18 @@ static size_t unwound_frames(struct pass *ps, const struct sonde_pd_sample *s,
 	}
 	ps->rep->unwound++;
 	for (int i = 0; i < got; i++)
-		resolve(ps, s->pid, PERF_RECORD_MISC_USER, ps->ips[i], &ps->frames[n++]);
+		add_frames(ps, &n, s->pid, PERF_RECORD_MISC_USER, ps->ips[i]);
 	return n;
+}
+
+/* Index of the first frame that is a function, not an inlined body. */
+static size_t first_function(const struct sonde_frame *f, size_t n)
+{
+	size_t i = 0;
+
+	while (i + 1 < n && f[i].inlined)
+		i++;
+	return i;
 }
 
 static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
@@ -171,13 +205,14 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 			n = unwound_frames(ps, s, a, n);
 	}
 	if (n == 0)
-		resolve(ps, s->pid, cpumode, s->ip, &ps->frames[n++]);
-	if (!dso_kept(ps, ps->frames[0].dso)) {
+		add_frames(ps, &n, s->pid, cpumode, s->ip);
+	if (!dso_kept(ps, ps->frames[first_function(ps->frames, n)].dso)) {
 		rep->filtered_out++;
 		return 0;
 	}
-	return sonde_profile_add(rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid,
-				 ps->frames, ps->o->callchains || ps->o->children ? n : 1);
+	return sonde_profile_add(
+	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid, ps->frames,
+	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
 }
 
 static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
@@ -305,6 +340,7 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	ps->arch = f->arch;
 	for (size_t i = 0; i < o->nkeys; i++)
 		ps->srcline |= o->keys[i] == SONDE_SORT_SRCLINE;
+	ps->inlines = o->callchains && !o->sym.no_inline;
 	if (o->ncomms) {
 		if (!(ps->comm_ids = calloc(o->ncomms, sizeof(*ps->comm_ids))))
 			return -ENOMEM;

@@ -63,7 +63,7 @@ def test_objects_agree_with_perf(captures, who, sort):
 def test_json_holds_the_table(captures):
     j = report_json(captures["sonde"], "--sort", "dso", "--no-children")
     total = j["events"][0]["samples"]
-    assert total > 1000
+    assert total > 300
     assert sum(e["self"][0]["samples"] for e in j["entries"]) == total
     top = j["entries"][0]
     assert top["dso"] == "split" and top["self"][0]["percent"] > 80
