@@ -218,3 +218,24 @@ def test_kernel_module_functions_and_lines(tmp_path):
            for e in j["entries"] if e["srcline"]}
     assert got == want_line
     assert sum(got.values()) == sum(want_line.values()) and total > 1000
+
+
+def test_two_events_side_by_side(tmp_path):
+    """One overhead and one samples column per event; --sort-event orders by either;
+    each column equals perf's report of that event."""
+    two = tmp_path / "two.data"
+    sonde("record", "-e", "cpu-clock", "-e", "page-faults/period=1/", "-o", str(two), "--",
+          workload("split"), "0.4")
+    j = report_json(two, "--sort", "dso", "--sort-event", "page-faults/period=1/")
+    assert [e["name"] for e in j["events"]] == ["cpu-clock", "page-faults/period=1/"]
+    faults = [e["self"][1]["period"] for e in j["entries"]]
+    assert faults == sorted(faults, reverse=True) and faults[0] > 0
+    text = sonde("report", "-i", str(two), "--sort", "dso").stdout
+    assert re.search(r"# Overhead\s+Samples\s+Overhead\s+Samples\s+Shared Object", text), text
+    perf = run(["perf", "report", "-i", str(two), "--stdio", "--sort", "dso"]).stdout
+    block = perf[perf.index("of event 'page-faults"):]
+    theirs = {m.group(2): float(m.group(1))
+              for m in re.finditer(r"^\s+([\d.]+)%\s+(\S+)\s*$", block, re.M)}
+    mine = {e["dso"]: e["self"][1]["percent"] for e in j["entries"] if e["self"][1]["period"]}
+    for dso, pct in theirs.items():
+        assert abs(mine[dso] - pct) <= 0.5, (dso, mine, theirs)
