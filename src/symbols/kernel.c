@@ -131,7 +131,7 @@ int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
 	}
 	/* /proc/kallsyms is mostly in address order: sort only when needed. */
 	for (size_t i = 1; i < st->nr_ksyms; i++)
-		if (by_addr(&st->ksyms[i - 1], &st->ksyms[i]) > 0) {
+		if (st->ksyms[i - 1].addr > st->ksyms[i].addr) {
 			qsort(st->ksyms, st->nr_ksyms, sizeof(*st->ksyms), by_addr);
 			break;
 		}
