@@ -239,3 +239,16 @@ def test_two_events_side_by_side(tmp_path):
     mine = {e["dso"]: e["self"][1]["percent"] for e in j["entries"] if e["self"][1]["period"]}
     for dso, pct in theirs.items():
         assert abs(mine[dso] - pct) <= 0.5, (dso, mine, theirs)
+
+
+def test_kallsyms_cache_gives_the_same_report(tmp_path, captures):
+    """The cache of /proc/kallsyms (per boot and module set) changes nothing
+    but the time; it is private to the user."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    args = ["report", "-i", str(captures["sonde"]), "--sort", "sym"]
+    first = sonde(*args, env=env).stdout
+    files = list((tmp_path / "cache" / "sonde").glob("kallsyms-*"))
+    assert len(files) == 1 and (files[0].stat().st_mode & 0o777) == 0o600
+    assert sonde(*args, env=env).stdout == first
+    assert sonde(*args, env=dict(env, SONDE_NO_CACHE="1")).stdout == first
+    assert "[k]" in first
