@@ -40,7 +40,7 @@ BUSYBOX = "/bin/busybox"
 # Always in the base image: networking (virtio-net) and one small module
 # for module tests.  Extra ones come from modules=.
 DEFAULT_MODULES = ("virtio_pci", "virtio_net", "dummy")
-BASE_FORMAT = "3"           # bump when the base image's layout changes
+BASE_FORMAT = "4"           # bump when the base image's layout changes
 
 INIT = r"""#!/bin/sh
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -288,6 +288,9 @@ def base_image(kdir, modules=()):
         arc.file(os.path.join(guest_m, p), blobs[p])
         dep_lines.append("%s: %s\n" % (p, " ".join(deps[byp[p]][1])))
     arc.file(guest_m + "/modules.dep", "".join(dep_lines).encode())
+    # The kernel's config where tools look for it (sonde doctor does).
+    with open(os.path.join(kdir, "config"), "rb") as f:
+        arc.file("/boot/config-" + rel, f.read())
     for extra in ("modules.builtin", "modules.order"):
         src = os.path.join(mdir, extra)
         if os.path.exists(src):
