@@ -224,7 +224,9 @@ def setup(refresh=False):
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode == 0:
         return p.stdout.strip().splitlines()[-1]
-    reason = p.stderr.strip() or "exit %d" % p.returncode
+    said = [l for l in p.stderr.splitlines() if l.startswith("vm-setup: ")]
+    reason = (said[-1][len("vm-setup: "):] if said else
+              p.stderr.strip() or "exit %d" % p.returncode)
     if p.returncode == SKIP_STATUS:
         raise VMUnavailable(reason)
     raise VMError("tests/vm/setup failed: " + reason)
