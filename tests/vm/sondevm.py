@@ -87,6 +87,11 @@ class VMError(Exception):
         super().__init__(msg)
         self.log = log
 
+    def __str__(self):
+        tail = self.log[-3000:]
+        return "%s; serial console%s:\n%s" % (
+            self.args[0], " (last 3000 characters)" if len(self.log) > 3000 else "", tail)
+
 
 class VMTimeout(VMError):
     pass
@@ -457,6 +462,10 @@ class VM:
         self.kdir = kdir or setup()
         self.release = open(os.path.join(self.kdir, "release")).read().strip()
         self.mem = mem
+        # The ELF vmlinux boots through PVH, ~3 s sooner than vmlinuz.
+        self.kernel = os.path.join(self.kdir, "vmlinux")
+        if not os.path.exists(self.kernel):
+            self.kernel = os.path.join(self.kdir, "vmlinuz")
         self.smp = smp
         self.last_boot_seconds = None
 
@@ -486,7 +495,7 @@ class VM:
                 "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg",
                 "-cpu", "max", "-m", str(self.mem), "-smp", str(self.smp),
                 "-nographic", "-no-reboot",
-                "-kernel", os.path.join(self.kdir, "vmlinuz"),
+                "-kernel", self.kernel,
                 "-initrd", initrd,
                 "-append", ("console=ttyS0 quiet panic=-1 oops=panic "
                             "mitigations=off tsc=reliable " + append).strip(),
