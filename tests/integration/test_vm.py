@@ -62,7 +62,7 @@ sec done
 def guest(vm):
     """Runs CHECKS in one boot; returns {section: output}."""
     rc, out = vm.run(CHECKS.replace("{SONDE}", sonde_path()),
-                     files=[sonde_path()], timeout=900)
+                     files=[sonde_path()], timeout=600)
     print(f"vm: boot to command {vm.last_boot_seconds:.1f} s")
     assert rc == 0, out
     sections, name = {}, None

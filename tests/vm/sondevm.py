@@ -29,6 +29,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -396,6 +397,17 @@ class Guest:
             return self.t0 + self.timeout
         return time.monotonic() + timeout
 
+    def wait_booted(self, timeout):
+        """Waits until the command has started; False on timeout or death."""
+        end = time.monotonic() + timeout
+        with self._cv:
+            while self.boot_seconds is None and not self._eof:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cv.wait(min(left, 1.0))
+            return self.boot_seconds is not None
+
     def wait_for(self, text, timeout=None):
         """Waits until the command's output holds text; returns the output."""
         end = self._deadline(timeout)
@@ -470,10 +482,27 @@ class VM:
         self.last_boot_seconds = None
 
     def start(self, cmd, files=(), timeout=300, net=False, fwd=(), modules=(),
-              append=""):
+              append="", boot_timeout=180, boot_tries=2):
         """Boots and starts cmd (a shell string, or an argv list) in the
-        guest; returns a Guest.  fwd: (host port, guest port) pairs (host
-        port 0 picks a free one) forwarded from 127.0.0.1; implies net."""
+        guest; returns the Guest once cmd has started.  fwd: (host port,
+        guest port) pairs (host port 0 picks a free one) forwarded from
+        127.0.0.1; implies net.  A guest that does not reach the command in
+        boot_timeout seconds is killed and booted again (boot_tries in all):
+        booting has no side effects, and a rare stuck boot must not fail a
+        test.  timeout counts from the last boot's start."""
+        for attempt in range(1, boot_tries + 1):
+            g = self._start_once(cmd, files, timeout, net, fwd, modules, append)
+            if g.wait_booted(min(boot_timeout, timeout)):
+                return g
+            log = g.log()
+            g.kill()
+            if attempt == boot_tries:
+                raise VMTimeout("guest did not reach the command in %d s (%d tries)"
+                                % (boot_timeout, boot_tries), log)
+            print("sondevm: guest did not reach the command in %d s; booting again; "
+                  "its console ended:\n%s" % (boot_timeout, log[-1500:]), file=sys.stderr)
+
+    def _start_once(self, cmd, files, timeout, net, fwd, modules, append):
         if not isinstance(cmd, str):
             cmd = shlex.join(cmd)
         base = base_image(self.kdir, modules)
