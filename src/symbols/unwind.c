@@ -51,7 +51,15 @@ enum uw_arch { UW_ARCH_NONE, UW_ARCH_X86_64, UW_ARCH_AARCH64 };
 
 /* perf_regs.h register numbers (arch/x86 and arch/arm64 uapi). */
 enum {
-	X86_AX = 0, X86_BX, X86_CX, X86_DX, X86_SI, X86_DI, X86_BP, X86_SP, X86_IP,
+	X86_AX = 0,
+	X86_BX,
+	X86_CX,
+	X86_DX,
+	X86_SI,
+	X86_DI,
+	X86_BP,
+	X86_SP,
+	X86_IP,
 	X86_R8 = 16, /* R8..R15 = 16..23 */
 	ARM64_SP = 31,
 	ARM64_PC = 32,
@@ -59,9 +67,9 @@ enum {
 
 /* DWARF register n of x86_64 (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip). */
 static const uint8_t x86_64_dwarf_to_perf[17] = {
-	X86_AX,	    X86_DX,	X86_CX,	    X86_BX,	 X86_SI,     X86_DI,
-	X86_BP,	    X86_SP,	X86_R8 + 0, X86_R8 + 1,	 X86_R8 + 2, X86_R8 + 3,
-	X86_R8 + 4, X86_R8 + 5, X86_R8 + 6, X86_R8 + 7, X86_IP,
+    X86_AX,	X86_DX,	    X86_CX,	X86_BX,	    X86_SI,	X86_DI,
+    X86_BP,	X86_SP,	    X86_R8 + 0, X86_R8 + 1, X86_R8 + 2, X86_R8 + 3,
+    X86_R8 + 4, X86_R8 + 5, X86_R8 + 6, X86_R8 + 7, X86_IP,
 };
 
 struct uw_seg {
@@ -70,11 +78,11 @@ struct uw_seg {
 
 /* An ELF file opened once for every process that maps it. */
 struct uw_file {
-	char *path;	/* owned */
-	int fd;		/* -1: the file could not be used (negative entry) */
-	Elf *elf;	/* the cache's reference; modules hold their own */
+	char *path; /* owned */
+	int fd;	    /* -1: the file could not be used (negative entry) */
+	Elf *elf;   /* the cache's reference; modules hold their own */
 	uint16_t machine;
-	uint64_t lo, hi; /* PT_LOAD span in p_vaddr terms: first page, end */
+	uint64_t lo, hi;     /* PT_LOAD span in p_vaddr terms: first page, end */
 	struct uw_seg *segs; /* owned: the PT_LOAD segments */
 	size_t nsegs;
 	const char *raw; /* the whole file image (elf_rawfile), for memory reads */
@@ -259,10 +267,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 static char *debuginfo_path;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
 };
 
 /*
@@ -371,7 +379,8 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	case UW_ARCH_AARCH64:
 		/* x0..x30 and sp have the same numbers in both schemes */
 		for (unsigned d = 0; d <= ARM64_SP; d++)
-			if (sample_reg(s, d, &v) && !dwfl_thread_state_registers(thread, (int)d, 1, &v))
+			if (sample_reg(s, d, &v) &&
+			    !dwfl_thread_state_registers(thread, (int)d, 1, &v))
 				return false;
 		if (!sample_reg(s, ARM64_PC, &v))
 			return false;
@@ -384,10 +393,10 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = next_thread,
-	.get_thread = get_thread,
-	.memory_read = memory_read,
-	.set_initial_registers = set_initial_registers,
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
 };
 
 static int frame_cb(Dwfl_Frame *state, void *arg)

@@ -262,8 +262,10 @@ static void test_arch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_whole_stack),	  cmocka_unit_test(test_no_registers),
-	    cmocka_unit_test(test_truncated_stack), cmocka_unit_test(test_garbage_stack),
+	    cmocka_unit_test(test_whole_stack),
+	    cmocka_unit_test(test_no_registers),
+	    cmocka_unit_test(test_truncated_stack),
+	    cmocka_unit_test(test_garbage_stack),
 	    cmocka_unit_test(test_arch),
 	};
 

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 			goto usage;
 	}
 	if (optind + 1 != argc) {
-usage:
+	usage:
 		fprintf(stderr, "usage: unwind_dump [-r] [-q] [-n N] FILE\n");
 		return 2;
 	}
