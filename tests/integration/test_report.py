@@ -252,3 +252,25 @@ def test_kallsyms_cache_gives_the_same_report(tmp_path, captures):
     assert sonde(*args, env=env).stdout == first
     assert sonde(*args, env=dict(env, SONDE_NO_CACHE="1")).stdout == first
     assert "[k]" in first
+
+
+def test_dwarf_call_chains_unwound_offline(tmp_path):
+    """split-nofp has no frame pointers: its --call-graph dwarf capture gets
+    complete user chains from the saved registers and stacks."""
+    d = tmp_path / "d.data"
+    sonde("record", "--call-graph", "dwarf", "-o", str(d), "--", workload("split-nofp"), "0.4")
+    j = report_json(d, "--no-children", "--sort", "sym", "--callchain-limit", "0")
+    hot = next(e for e in j["entries"] if e.get("symbol") == "hot_fn")
+    n = hot["self"][0]["samples"]
+    top = hot["callchain"][0]
+    assert top["symbol"] == "hot_fn" and top["counts"][0]["samples"] == n
+    main = next(c for c in top["callers"] if c["symbol"] == "main")
+    assert main["counts"][0]["samples"] >= 0.95 * n, (main["counts"], n)
+    # ... and on to _start, as perf shows it.
+    def depth_to(node, name):
+        if node["symbol"] == name:
+            return node["counts"][0]["samples"]
+        return sum(depth_to(c, name) for c in node["callers"])
+    assert depth_to(main, "_start") >= 0.95 * n
+    r = sonde("report", "-i", str(d), "--no-unwind", "--sort", "sym", "--no-children")
+    assert "hot_fn" in r.stdout and "main" not in r.stdout.split("hot_fn", 1)[1].split("warm_fn")[0]
