@@ -12,7 +12,7 @@ host kernel lacks.  The initramfs is two gzip'd cpio archives concatenated
   run    the requested files (with the shared libraries ELF files need,
          found with ldd), /run/cmd and /run/vm.env; built for each boot
 
-/init mounts proc, sysfs, devtmpfs, tmpfs, tracefs and debugfs, brings up
+/init mounts proc, sysfs, devtmpfs, tracefs and debugfs, brings up
 eth0 (virtio-net, 10.0.2.15/24) when networking is asked for, prints a
 begin marker, runs `sh -c CMD` with stdout and stderr on the serial console,
 prints an end marker with the exit status and powers off.  The host reads
@@ -52,7 +52,8 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# /tmp stays on the initramfs (already RAM): a tmpfs there would hide the
+# files copied in under /tmp paths (a checkout in /tmp).
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t debugfs debugfs /sys/kernel/debug
 # Kernel messages would land in the middle of the command's output.
