@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include <sonde/evspec.h>
 
 #define MAX_FRAMES 1024
 
@@ -215,11 +218,16 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
 }
 
+static int start_events(struct pass *ps);
+
 static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
 {
 	struct pass *ps = ctx;
 	struct sonde_report *rep = ps->rep;
+	int err;
 
+	if (!rep->profile && rec->type < SONDE_PD_KERNEL_RECORD_MAX && (err = start_events(ps)))
+		return err;
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(ps, rec, &ev->sample);
@@ -276,7 +284,8 @@ static int find_map(void *ctx, uint32_t pid, uint64_t addr, struct sonde_unwind_
 }
 
 /* Fills the symbol options the user left unset from the capture. */
-static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_opts *so)
+static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_opts *so,
+				struct utsname *uts)
 {
 	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
 	const void *data;
@@ -284,6 +293,9 @@ static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_o
 
 	if (!so->osrelease)
 		so->osrelease = f->osrelease;
+	/* A pipe carries no release: like perf, take it as this machine's capture. */
+	if (!so->osrelease && sonde_pd_reader_is_pipe(r) && uname(uts) == 0)
+		so->osrelease = uts->release; /* the symbol world copies it */
 	if (!so->kallsyms &&
 	    sonde_pd_reader_feature(r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_KALLSYMS, &data,
 				    &size) == 0) {
@@ -298,16 +310,26 @@ static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_o
 	}
 }
 
-static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_reader *r,
-		 const struct sonde_report_opts *o)
+/* A name for an event the file does not name (pipe mode): perf's, when it is a named one. */
+static const char *attr_name(const struct perf_event_attr *a)
 {
-	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
-	struct sonde_symtab_opts so = o->sym;
-	struct sonde_profile_opts po = {0};
-	int err;
+	size_t n;
+	const struct sonde_named_event *ev = sonde_named_events(&n);
 
-	rep->reader = r;
-	rep->nevents = sonde_pd_reader_nr_attrs(r);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].type == a->type && ev[i].config == a->config)
+			return ev[i].name;
+	return "(unnamed)";
+}
+
+/* The events of the capture and a profile with a column for each. */
+static int start_events(struct pass *ps)
+{
+	struct sonde_report *rep = ps->rep;
+	const struct sonde_report_opts *o = ps->o;
+	struct sonde_profile_opts po = {0};
+
+	rep->nevents = sonde_pd_reader_nr_attrs(rep->reader);
 	if (!rep->nevents)
 		return SONDE_E_FORMAT;
 	rep->events = calloc(rep->nevents, sizeof(*rep->events));
@@ -315,10 +337,32 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	if (!rep->events || !rep->event_names)
 		return -ENOMEM;
 	for (size_t i = 0; i < rep->nevents; i++) {
-		rep->events[i] = sonde_pd_reader_attr(r, i);
-		rep->event_names[i] = rep->events[i]->name ? rep->events[i]->name : "(unnamed)";
+		rep->events[i] = sonde_pd_reader_attr(rep->reader, i);
+		rep->event_names[i] =
+		    rep->events[i]->name ? rep->events[i]->name : attr_name(&rep->events[i]->attr);
 	}
-	capture_symbol_opts(r, &so);
+	memcpy(po.keys, o->keys, sizeof(po.keys));
+	po.nkeys = o->nkeys;
+	po.nevents = rep->nevents;
+	po.children = o->children;
+	po.callchains = o->callchains;
+	po.caller_order = o->caller_order;
+	return sonde_profile_new(&rep->profile, &po);
+}
+
+static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_reader *r,
+		 const struct sonde_report_opts *o)
+{
+	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
+	struct sonde_symtab_opts so = o->sym;
+	struct utsname uts;
+	int err;
+
+	rep->reader = r;
+	/* A pipe's events arrive as records: the profile starts at the first sample. */
+	if (!sonde_pd_reader_nr_attrs(r) && !sonde_pd_reader_is_pipe(r))
+		return SONDE_E_FORMAT;
+	capture_symbol_opts(r, &so, &uts);
 	if ((err = sonde_symtab_new(&rep->symtab, &so)) ||
 	    (err = sonde_machine_new(&rep->machine, rep->symtab)))
 		return err;
@@ -327,14 +371,6 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 		if (!sonde_symtab_findnew_dso(rep->symtab, f->build_ids[i].filename,
 					      f->build_ids[i].id, f->build_ids[i].size))
 			return -ENOMEM;
-	memcpy(po.keys, o->keys, sizeof(po.keys));
-	po.nkeys = o->nkeys;
-	po.nevents = rep->nevents;
-	po.children = o->children;
-	po.callchains = o->callchains;
-	po.caller_order = o->caller_order;
-	if ((err = sonde_profile_new(&rep->profile, &po)))
-		return err;
 	ps->rep = rep;
 	ps->o = o;
 	ps->arch = f->arch;
@@ -349,7 +385,7 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	}
 	if (!o->no_unwind && (err = sonde_unwinder_new(&ps->unwinder, find_map, ps)))
 		return err;
-	return 0;
+	return sonde_pd_reader_nr_attrs(r) ? start_events(ps) : 0;
 }
 
 int sonde_report_build(struct sonde_report **out, struct sonde_pd_reader *r,

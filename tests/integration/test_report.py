@@ -274,3 +274,18 @@ def test_dwarf_call_chains_unwound_offline(tmp_path):
     assert depth_to(main, "_start") >= 0.95 * n
     r = sonde("report", "-i", str(d), "--no-unwind", "--sort", "sym", "--no-children")
     assert "hot_fn" in r.stdout and "main" not in r.stdout.split("hot_fn", 1)[1].split("warm_fn")[0]
+
+
+def test_perf_pipe_mode(tmp_path):
+    """perf record -o - (pipe mode: events and features arrive as records),
+    read from standard input and from a file, agrees with perf report."""
+    pipe = tmp_path / "pipe.data"
+    with open(pipe, "wb") as f:
+        subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "2000", "-o", "-", "--",
+                        workload("split"), "0.5"], stdout=f, stderr=subprocess.DEVNULL,
+                       check=True)
+    mine = agree(pipe, "sym", top=4)
+    assert abs(mine[("[.]", "hot_fn")] - 60) < 8, mine
+    with open(pipe, "rb") as f:
+        r = sonde("report", "-i", "-", "--sort", "sym", "--no-children", stdin=f)
+    assert "of event 'cpu-clock'" in r.stdout and "hot_fn" in r.stdout
