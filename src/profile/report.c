@@ -30,7 +30,8 @@ struct pass {
 	const char *arch;
 	uint32_t *comm_ids; /* filter comms, interned */
 	struct sonde_frame frames[MAX_FRAMES];
-	uint64_t ips[MAX_FRAMES];
+	uint64_t raw[MAX_FRAMES]; /* the recorded address of each frame */
+	uint64_t ips[MAX_FRAMES]; /* the unwinder's output */
 	bool srcline;
 	uint64_t size; /* of the file, for progress */
 	char path[4096];
@@ -110,6 +111,7 @@ static size_t chain_frames(struct pass *ps, const struct sonde_pd_sample *s, uin
 				cpumode = PERF_RECORD_MISC_GUEST_USER;
 			continue;
 		}
+		ps->raw[n] = ip;
 		resolve(ps, s->pid, cpumode, ip, &ps->frames[n++]);
 	}
 	return n;
@@ -140,8 +142,10 @@ static size_t unwound_frames(struct pass *ps, const struct sonde_pd_sample *s,
 		return n;
 	}
 	ps->rep->unwound++;
-	for (int i = 0; i < got; i++)
+	for (int i = 0; i < got; i++) {
+		ps->raw[n] = ps->ips[i];
 		resolve(ps, s->pid, PERF_RECORD_MISC_USER, ps->ips[i], &ps->frames[n++]);
+	}
 	return n;
 }
 
@@ -170,11 +174,23 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (cpumode == PERF_RECORD_MISC_USER || n == 0 || n < MAX_FRAMES)
 			n = unwound_frames(ps, s, a, n);
 	}
-	if (n == 0)
+	bool chain = n > 0;
+
+	if (n == 0) {
+		ps->raw[n] = s->ip;
 		resolve(ps, s->pid, cpumode, s->ip, &ps->frames[n++]);
+	}
 	if (!dso_kept(ps, ps->frames[0].dso)) {
 		rep->filtered_out++;
 		return 0;
+	}
+	if (ps->o->on_sample) {
+		struct sonde_report_sample rs = {rec,	     s, t, event_index(rep, rec->attr),
+						 ps->frames, ps->raw, n, chain};
+		int err = ps->o->on_sample(ps->o->sample_ctx, rep, &rs);
+
+		if (err || ps->o->no_profile)
+			return err;
 	}
 	return sonde_profile_add(rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid,
 				 ps->frames, ps->o->callchains || ps->o->children ? n : 1);
@@ -302,6 +318,7 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 		return err;
 	ps->rep = rep;
 	ps->o = o;
+	rep->opts = o;
 	ps->arch = f->arch;
 	for (size_t i = 0; i < o->nkeys; i++)
 		ps->srcline |= o->keys[i] == SONDE_SORT_SRCLINE;
