@@ -71,7 +71,7 @@ struct sonde_report_opts {
 
 struct sonde_report {
 	const struct sonde_report_opts *opts; /* borrowed, during the pass only */
-	struct sonde_pd_reader *reader; /* borrowed */
+	struct sonde_pd_reader *reader;	      /* borrowed */
 	struct sonde_symtab *symtab;
 	struct sonde_machine *machine;
 	struct sonde_profile *profile;

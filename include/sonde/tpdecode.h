@@ -39,6 +39,18 @@ int sonde_tp_decoder_new(struct sonde_tp_decoder **out, const void *blob, size_t
 			 struct sonde_errmsg *err);
 void sonde_tp_decoder_free(struct sonde_tp_decoder *d);
 
+struct sonde_pd_reader;
+/**
+ * sonde_tp_decoder_open_capture() - the decoder of a capture's tracing data
+ *
+ * Also hands the capture's saved kallsyms (sonde's own feature) to the
+ * decoder when a print format shows kernel symbols.
+ * Return: 0 with *out new, -ENOENT when the capture has no tracing data,
+ * or an error of sonde_tp_decoder_new() with @err set.
+ */
+int sonde_tp_decoder_open_capture(struct sonde_tp_decoder **out, struct sonde_pd_reader *r,
+				  struct sonde_errmsg *err);
+
 /* Event formats that failed to parse. */
 size_t sonde_tp_decoder_nr_failed(const struct sonde_tp_decoder *d);
 

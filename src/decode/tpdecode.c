@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sonde/perf_data.h>
+
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
@@ -62,8 +64,8 @@ struct cur {
 static int short_blob(struct cur *c, const char *what)
 {
 	return sonde_errmsg_set(c->err, SONDE_E_TRUNCATED,
-				"tracing data: %s at offset %zu runs past the end (%zu bytes)", what,
-				c->off, c->len);
+				"tracing data: %s at offset %zu runs past the end (%zu bytes)",
+				what, c->off, c->len);
 }
 
 static int take(struct cur *c, size_t n, const char *what, const uint8_t **at)
@@ -339,6 +341,30 @@ bool sonde_tp_decoder_wants_kallsyms(const struct sonde_tp_decoder *d)
 int sonde_tp_decoder_add_kallsyms(struct sonde_tp_decoder *d, const char *text, size_t len)
 {
 	return parse_text(d, text, len, tep_parse_kallsyms);
+}
+
+int sonde_tp_decoder_open_capture(struct sonde_tp_decoder **out, struct sonde_pd_reader *r,
+				  struct sonde_errmsg *err)
+{
+	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
+	const void *ks;
+	uint64_t kslen;
+	int ret;
+
+	*out = NULL;
+	if (!f->tracing_data || !f->tracing_data_size)
+		return -ENOENT;
+	if ((ret = sonde_tp_decoder_new(out, f->tracing_data, (size_t)f->tracing_data_size, err)))
+		return ret;
+	if (sonde_tp_decoder_wants_kallsyms(*out) &&
+	    sonde_pd_reader_feature(r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_KALLSYMS, &ks,
+				    &kslen) == 0 &&
+	    (ret = sonde_tp_decoder_add_kallsyms(*out, ks, (size_t)kslen))) {
+		sonde_tp_decoder_free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return 0;
 }
 
 /* ---- events and fields ------------------------------------------------- */

@@ -185,8 +185,8 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		return 0;
 	}
 	if (ps->o->on_sample) {
-		struct sonde_report_sample rs = {rec,	     s, t, event_index(rep, rec->attr),
-						 ps->frames, ps->raw, n, chain};
+		struct sonde_report_sample rs = {
+		    rec, s, t, event_index(rep, rec->attr), ps->frames, ps->raw, n, chain};
 		int err = ps->o->on_sample(ps->o->sample_ctx, rep, &rs);
 
 		if (err || ps->o->no_profile)
