@@ -149,17 +149,68 @@ static int add_event(struct sonde_tp_decoder *d, const char *text, size_t len, c
 	return 0;
 }
 
-/* Hands a text section to a libtraceevent parser that wants a C string. */
-static int parse_text(struct sonde_tp_decoder *d, const char *data, size_t len,
-		      int (*fn)(struct tep_handle *, const char *))
+/*
+ * Line checks for the text sections.  libtraceevent 1.7 trusts their shape
+ * (tep_parse_printk_formats() reads past a line without its quoted
+ * string, found by fuzz_tracing_data), so only lines of the form the
+ * kernel prints are handed on: "0xADDR : \"fmt\"" for printk formats,
+ * "ADDR TYPE NAME..." for kallsyms, "PID COMM" for saved comms.
+ */
+typedef bool (*line_ok_fn)(const char *line, size_t len);
+
+static bool printk_line_ok(const char *l, size_t n)
 {
-	char *s;
+	const char *sep = memmem(l, n, " : \"", 4);
+
+	return n > 6 && l[0] == '0' && l[1] == 'x' && sep && l[n - 1] == '"' &&
+	       (size_t)(sep - l) + 4 < n;
+}
+
+static bool words_ok(const char *l, size_t n, unsigned want)
+{
+	unsigned words = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (l[i] != ' ' && l[i] != '\t' && (i == 0 || l[i - 1] == ' ' || l[i - 1] == '\t'))
+			words++;
+	return words >= want;
+}
+
+static bool kallsyms_line_ok(const char *l, size_t n)
+{
+	return words_ok(l, n, 3);
+}
+
+static bool cmdline_line_ok(const char *l, size_t n)
+{
+	return words_ok(l, n, 2);
+}
+
+/* Hands the well-formed lines of a text section to a libtraceevent parser. */
+static int parse_text(struct sonde_tp_decoder *d, const char *data, size_t len,
+		      int (*fn)(struct tep_handle *, const char *), line_ok_fn ok)
+{
+	char *s, *o;
 
 	if (!len)
 		return 0;
-	if (!(s = strndup(data, len)))
+	if (!(s = malloc(len + 2))) /* a newline may be added after the last line */
 		return -ENOMEM;
-	fn(d->tep, s); /* unparsable lines are skipped, as perf does */
+	o = s;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(data + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (data + i)) : len - i;
+
+		if (!memchr(data + i, '\0', n) && ok(data + i, n)) {
+			memcpy(o, data + i, n);
+			o += n;
+			*o++ = '\n';
+		}
+		i += n + 1;
+	}
+	*o = '\0';
+	if (o > s)
+		fn(d->tep, s); /* unparsable lines are skipped, as perf does */
 	free(s);
 	return 0;
 }
@@ -227,15 +278,15 @@ static int parse_blob(struct sonde_tp_decoder *d, struct cur *c)
 				return r;
 	}
 	if ((r = get_sized(c, 4, "kallsyms", &data, &len)) ||
-	    (r = parse_text(d, data, len, tep_parse_kallsyms)))
+	    (r = parse_text(d, data, len, tep_parse_kallsyms, kallsyms_line_ok)))
 		return r;
 	if ((r = get_sized(c, 4, "printk formats", &data, &len)) ||
-	    (r = parse_text(d, data, len, tep_parse_printk_formats)))
+	    (r = parse_text(d, data, len, tep_parse_printk_formats, printk_line_ok)))
 		return r;
 	/* 0.6 and later: saved comms; a cut blob just has none. */
 	if (strcmp(version, "0.6") >= 0 && c->off < c->len) {
 		if ((r = get_sized(c, 8, "saved cmdlines", &data, &len)) ||
-		    (r = parse_text(d, data, len, tep_parse_saved_cmdlines)))
+		    (r = parse_text(d, data, len, tep_parse_saved_cmdlines, cmdline_line_ok)))
 			return r;
 	}
 	return 0;
@@ -340,7 +391,7 @@ bool sonde_tp_decoder_wants_kallsyms(const struct sonde_tp_decoder *d)
 
 int sonde_tp_decoder_add_kallsyms(struct sonde_tp_decoder *d, const char *text, size_t len)
 {
-	return parse_text(d, text, len, tep_parse_kallsyms);
+	return parse_text(d, text, len, tep_parse_kallsyms, kallsyms_line_ok);
 }
 
 int sonde_tp_decoder_open_capture(struct sonde_tp_decoder **out, struct sonde_pd_reader *r,
