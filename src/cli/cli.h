@@ -40,5 +40,7 @@ int cmd_report(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);
 int cmd_doctor(int argc, char **argv, struct cli *cli);
 int cmd_trace(int argc, char **argv, struct cli *cli);
+int cmd_script(int argc, char **argv, struct cli *cli);
+int cmd_sched(int argc, char **argv, struct cli *cli);
 
 #endif
