@@ -38,7 +38,10 @@ def report_json(path, *args):
 def agree(path, sort, top=6):
     mine, theirs = sonde_rows(path, "--sort", sort), perf_rows(path, "--sort", sort)
     assert mine, "sonde printed no rows"
-    for key, pct in sorted(theirs.items(), key=lambda kv: -kv[1])[:top]:
+    # The top rows (above 1%): perf also names PLT entries and the vdso from
+    # its build-id cache, which single samples can put among the first few.
+    for key, pct in [kv for kv in sorted(theirs.items(), key=lambda kv: -kv[1])[:top]
+                     if kv[1] >= 1.0]:
         assert key in mine, (key, mine)
         assert abs(mine[key] - pct) <= 0.5, (key, mine[key], pct)
     return mine
