@@ -37,6 +37,13 @@ struct sonde_report_opts {
 	size_t npids;
 	const char *const *dsos; /* short or long object names */
 	size_t ndsos;
+	/*
+	 * Optional: called with every kept sample's leaf frame, after the
+	 * filters (sonde annotate's per-address histograms ride on the same
+	 * pass).  Return: 0, or an error that stops the pass.
+	 */
+	int (*on_leaf)(void *ctx, size_t event, uint64_t period, const struct sonde_frame *leaf);
+	void *leaf_ctx;
 	/* Optional progress: called with the file offset reached and the size. */
 	void (*progress)(void *ctx, uint64_t offset, uint64_t size);
 	void *progress_ctx;

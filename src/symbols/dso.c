@@ -475,3 +475,29 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 	}
 	return off;
 }
+
+long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *buf)
+{
+	Dwarf_Addr off, bias;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t n;
+
+	if (!d || !buf)
+		return -EINVAL;
+	if (!dso_load(d) || !d->mod)
+		return -ENOENT;
+	/* libdwfl finds the section in the module's main file (for a .ko,
+	 * at the addresses its section_address callback gave). */
+	off = addr - (uint64_t)d->adjust;
+	scn = dwfl_module_address_section(d->mod, &off, &bias);
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		return -ENOENT;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || off >= data->d_size)
+		return -ENOENT;
+	n = data->d_size - off < len ? data->d_size - off : len;
+	memcpy(buf, (const char *)data->d_buf + off, n);
+	return (long)n;
+}
