@@ -89,6 +89,7 @@ struct sonde_annotate_line {
 
 struct sonde_annotate_source {
 	const char *file;	/* as the DWARF names it */
+	const char *comp_dir;	/* what a relative @file is relative to, or NULL */
 	const char *path;	/* where it was found, or NULL */
 	const char *looked_for; /* the paths tried, ", "-separated */
 	size_t nlines;		/* lines of text read (0 when not found) */

@@ -116,6 +116,13 @@ struct sonde_srcline {
 int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *out);
 
 /*
+ * The compilation directory of the code at @addr (DW_AT_comp_dir), which
+ * relative source file names are relative to.  Return: borrowed
+ * (interned), or NULL when unknown.
+ */
+const char *sonde_dso_comp_dir(struct sonde_dso *d, uint64_t addr);
+
+/*
  * Inlined frames at @addr, innermost first: @names[i] is the inlined
  * function, @calls[i] where it was inlined (the caller's line).  Fills at
  * most @max.  Return: the number of frames (0 when none), or an error.

@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{"stat", cmd_stat, "count events of a command, processes or the whole system"},
 	{"record", cmd_record, "sample events into perf.data"},
 	{"report", cmd_report, "show where the samples of a capture went, by function and object"},
+	{"annotate", cmd_annotate, "show the hot source lines and instructions of a function"},
 	{"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
 	{"list", cmd_list, "list the events this machine can count and sample"},
 	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},

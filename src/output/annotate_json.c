@@ -78,6 +78,8 @@ static void one(FILE *f, const struct sonde_annotation *a)
 
 		fprintf(f, "%s{\"file\":", i ? "," : "");
 		json_str(f, src->file);
+		fprintf(f, ",\"comp_dir\":");
+		json_str(f, src->comp_dir);
 		fprintf(f, ",\"path\":");
 		json_str(f, src->path);
 		fprintf(f, ",\"looked_for\":");

@@ -117,7 +117,8 @@ static void header(FILE *f, const struct sonde_annotation *a,
 	for (size_t e = 0; e < a->nevents; e++)
 		fprintf(f, "%8s", "Percent");
 	fprintf(f, "   : %s\n",
-		o->view == SONDE_ANNOTATE_SOURCE ? "Source"
+		o->sort_hot ? (o->view == SONDE_ANNOTATE_ASM ? "Instructions by heat" : "Source lines by heat")
+		: o->view == SONDE_ANNOTATE_SOURCE ? "Source"
 		: o->view == SONDE_ANNOTATE_ASM	 ? "Disassembly"
 						 : "Source and disassembly");
 }

@@ -502,6 +502,16 @@ static int group_lines(struct sonde_annotation *a, struct sonde_counts **lcounts
 	memset(src, 0, (nsrc ? nsrc : 1) * sizeof(*src));
 	for (size_t f = 0; f < nsrc; f++)
 		src[f].file = files[f];
+	for (size_t i = 0; i < a->ninsns; i++) { /* comp dir of each file's first code */
+		size_t f;
+
+		if (!a->insns[i].src.file)
+			continue;
+		for (f = 0; files[f] != a->insns[i].src.file; f++)
+			;
+		if (!src[f].comp_dir && files[f][0] != '/')
+			src[f].comp_dir = sonde_dso_comp_dir(a->sym->dso, a->insns[i].addr);
+	}
 	for (size_t f = 0; f < nsrc; f++)
 		order[f] = &src[f];
 	if (nsrc) { /* main file first, the rest by name */
@@ -609,8 +619,14 @@ static bool try_path(struct sonde_annotation *a, struct sonde_annotate_source *s
 static void find_source(struct sonde_annotation *a, struct sonde_annotate_source *s,
 			const struct sonde_annotate_build_opts *o)
 {
+	char looked[4096] = "", p[4096], full[4096];
 	const char *f = s->file;
-	char looked[4096] = "", p[4096];
+
+	/* a relative name is relative to the compilation directory */
+	if (f[0] != '/' && s->comp_dir) {
+		if ((size_t)snprintf(full, sizeof(full), "%s/%s", s->comp_dir, f) < sizeof(full))
+			f = full;
+	}
 
 	/* --prefix-map OLD=NEW: the first OLD that is a whole-component prefix */
 	for (size_t i = 0; i < o->nprefix_maps; i++) {
@@ -619,8 +635,8 @@ static void find_source(struct sonde_annotation *a, struct sonde_annotate_source
 
 		if (!eq || !n || strncmp(f, m, n) || (f[n] && f[n] != '/' && m[n - 1] != '/'))
 			continue;
-		snprintf(p, sizeof(p), "%s%s", eq + 1, f + n);
-		if (try_path(a, s, p, looked, sizeof(looked)))
+		if ((size_t)snprintf(p, sizeof(p), "%s%s", eq + 1, f + n) < sizeof(p) &&
+		    try_path(a, s, p, looked, sizeof(looked)))
 			return;
 	}
 	/* --source-dir DIR: DIR/FILE, then DIR with FILE's trailing components */
@@ -632,8 +648,10 @@ static void find_source(struct sonde_annotation *a, struct sonde_annotate_source
 				t++;
 			if (!*t)
 				break;
-			snprintf(p, sizeof(p), "%s/%s", d, t);
-			if (try_path(a, s, p, looked, sizeof(looked)))
+			if (!strncmp(t, "../", 3) || !strncmp(t, "./", 2))
+				continue;
+			if ((size_t)snprintf(p, sizeof(p), "%s/%s", d, t) < sizeof(p) &&
+			    try_path(a, s, p, looked, sizeof(looked)))
 				return;
 		}
 	}

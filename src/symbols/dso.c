@@ -340,6 +340,18 @@ int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *
 	return 0;
 }
 
+const char *sonde_dso_comp_dir(struct sonde_dso *d, uint64_t addr)
+{
+	Dwfl_Line *line;
+	const char *dir;
+
+	if (!d || !dso_load(d) || !d->mod)
+		return NULL;
+	line = dwfl_module_getsrc(d->mod, addr - (uint64_t)d->adjust);
+	dir = line ? dwfl_line_comp_dir(line) : NULL;
+	return dir ? strpool_intern(&d->st->pool, dir) : NULL;
+}
+
 static int inl_push(struct sonde_dso *d, const char *name, const char *file, uint32_t line)
 {
 	if (d->nr_inl == d->cap_inl) {
