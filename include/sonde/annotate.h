@@ -60,12 +60,12 @@ size_t sonde_annotate_hottest(const struct sonde_annotate *an, size_t ev,
 
 /* Where source files are looked for; every field may be zero. */
 struct sonde_annotate_build_opts {
-	const char *arch;		       /* the capture's uname -m (NULL: this machine's) */
-	const char *const *source_dirs;	       /* --source-dir */
+	const char *arch;		/* the capture's uname -m (NULL: this machine's) */
+	const char *const *source_dirs; /* --source-dir */
 	size_t nsource_dirs;
-	const char *const *prefix_maps;	       /* --prefix-map OLD=NEW */
+	const char *const *prefix_maps; /* --prefix-map OLD=NEW */
 	size_t nprefix_maps;
-	bool no_source;			       /* do not read source files */
+	bool no_source; /* do not read source files */
 };
 
 struct sonde_annotate_insn {
@@ -109,7 +109,6 @@ struct sonde_annotation {
 	size_t nsources;
 	int disasm_err; /* 0, or why instructions have no text (-ENOENT: no code in the file) */
 	void *priv;
-
 };
 
 /**

@@ -184,8 +184,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			break;
 		case OPT_PREFIX_MAP:
 			if (!strchr(optarg, '=') || optarg[0] == '=')
-				return cli_usage_error("annotate",
-						       "--prefix-map takes OLD=NEW, not '%s'", optarg);
+				return cli_usage_error(
+				    "annotate", "--prefix-map takes OLD=NEW, not '%s'", optarg);
 			r = sonde_strlist_add(&c->prefix_maps, optarg);
 			break;
 		case OPT_COMM:
@@ -432,7 +432,7 @@ static int run(struct annotate_cli *c)
 int cmd_annotate(int argc, char **argv, struct cli *cli)
 {
 	struct annotate_cli c = {.input = "perf.data", .top = 1};
-	struct sonde_strlist *lists[] = {&c.names,	&c.comms,	&c.dsos,	&c.debug_dirs,
+	struct sonde_strlist *lists[] = {&c.names,  &c.comms,	    &c.dsos,	   &c.debug_dirs,
 					 &c.images, &c.source_dirs, &c.prefix_maps};
 	int ret;
 

@@ -90,7 +90,8 @@ static void one(FILE *f, const struct sonde_annotation *a)
 	for (size_t i = 0; i < a->nlines; i++) {
 		const struct sonde_annotate_line *l = &a->lines[i];
 		size_t len;
-		const char *t = sonde_annotate_source_line(&a->sources[l->source], l->src.line, &len);
+		const char *t =
+		    sonde_annotate_source_line(&a->sources[l->source], l->src.line, &len);
 
 		fprintf(f, "%s{\"file\":", i ? "," : "");
 		json_str(f, l->src.file);

@@ -109,7 +109,7 @@ static void header(FILE *f, const struct sonde_annotation *a,
 	if (a->disasm_err == -ENOENT)
 		fprintf(f, "# no code: %s has no file section with %s's bytes\n",
 			sonde_dso_symbol_file(s->dso) ? sonde_dso_symbol_file(s->dso)
-						       : sonde_report_dso_name(s->dso),
+						      : sonde_report_dso_name(s->dso),
 			s->name);
 	else if (a->disasm_err)
 		fprintf(f, "# no disassembly: %s\n", sonde_strerror(a->disasm_err));
@@ -117,10 +117,11 @@ static void header(FILE *f, const struct sonde_annotation *a,
 	for (size_t e = 0; e < a->nevents; e++)
 		fprintf(f, "%8s", "Percent");
 	fprintf(f, "   : %s\n",
-		o->sort_hot ? (o->view == SONDE_ANNOTATE_ASM ? "Instructions by heat" : "Source lines by heat")
+		o->sort_hot ? (o->view == SONDE_ANNOTATE_ASM ? "Instructions by heat"
+							     : "Source lines by heat")
 		: o->view == SONDE_ANNOTATE_SOURCE ? "Source"
-		: o->view == SONDE_ANNOTATE_ASM	 ? "Disassembly"
-						 : "Source and disassembly");
+		: o->view == SONDE_ANNOTATE_ASM	   ? "Disassembly"
+						   : "Source and disassembly");
 }
 
 static void mixed(FILE *f, const struct sonde_annotation *a)
@@ -179,7 +180,8 @@ static int by_heat(const void *x, const void *y)
 	return (a->i > b->i) - (a->i < b->i);
 }
 
-static int sorted(FILE *f, const struct sonde_annotation *a, const struct sonde_annotate_print_opts *o)
+static int sorted(FILE *f, const struct sonde_annotation *a,
+		  const struct sonde_annotate_print_opts *o)
 {
 	bool asm_rows = o->view == SONDE_ANNOTATE_ASM;
 	size_t n = asm_rows ? a->ninsns : a->nlines, m = 0, ev = o->sort_event;
@@ -206,7 +208,8 @@ static int sorted(FILE *f, const struct sonde_annotation *a, const struct sonde_
 		}
 		const struct sonde_annotate_line *l = &a->lines[h[k].i];
 		size_t len = 0;
-		const char *t = sonde_annotate_source_line(&a->sources[l->source], l->src.line, &len);
+		const char *t =
+		    sonde_annotate_source_line(&a->sources[l->source], l->src.line, &len);
 
 		pcts(f, a, l->counts);
 		fprintf(f, " %c : %s:%u", l->hot ? '*' : ' ', base(l->src.file), l->src.line);

@@ -30,10 +30,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_CODE (16u << 20)	  /* bytes of one function we read */
-#define MAX_SOURCE (64u << 20)	  /* bytes of one source file */
-#define HOT_SHARE 5.0		  /* percent of the function a hot row needs ... */
-#define HOT_OF_HOTTEST 0.25	  /* ... and this fraction of the hottest row */
+#define MAX_CODE (16u << 20)   /* bytes of one function we read */
+#define MAX_SOURCE (64u << 20) /* bytes of one source file */
+#define HOT_SHARE 5.0	       /* percent of the function a hot row needs ... */
+#define HOT_OF_HOTTEST 0.25    /* ... and this fraction of the hottest row */
 
 enum { WANT_UNKNOWN = 0, WANT_YES, WANT_NO };
 
@@ -146,8 +146,7 @@ static struct sonde_counts *find_counts(struct sonde_annotate *an, const struct 
 		size_t cap = an->counts_cap ? an->counts_cap * 2 : 1024;
 		struct sonde_counts *c;
 
-		if (cap > UINT32_MAX ||
-		    !(c = realloc(an->counts, cap * an->nevents * sizeof(*c))))
+		if (cap > UINT32_MAX || !(c = realloc(an->counts, cap * an->nevents * sizeof(*c))))
 			return NULL;
 		an->counts = c;
 		an->counts_cap = cap;
@@ -552,8 +551,8 @@ static int group_lines(struct sonde_annotation *a, struct sonde_counts **lcounts
 		if (!a->nlines || a->lines[a->nlines - 1].source != k[i].source ||
 		    a->lines[a->nlines - 1].src.line != k[i].line) {
 			l = &a->lines[a->nlines];
-			*l = (struct sonde_annotate_line){
-			    in->src, NULL, k[i].source, &(*lcounts)[a->nlines * nev], false};
+			*l = (struct sonde_annotate_line){in->src, NULL, k[i].source,
+							  &(*lcounts)[a->nlines * nev], false};
 			a->nlines++;
 		}
 		l = &a->lines[a->nlines - 1];
@@ -585,8 +584,9 @@ static void mark_hot(const struct sonde_annotation *a, const struct sonde_counts
 		for (size_t i = 0; i < n; i++) {
 			uint64_t p = rows[i * stride + e].period;
 
-			if (p == max || (sonde_annotate_percent(a, &rows[i * stride], e) >= HOT_SHARE &&
-					 (double)p >= HOT_OF_HOTTEST * (double)max))
+			if (p == max ||
+			    (sonde_annotate_percent(a, &rows[i * stride], e) >= HOT_SHARE &&
+			     (double)p >= HOT_OF_HOTTEST * (double)max))
 				*(bool *)((char *)hot + i * hot_stride) = true;
 		}
 	}
