@@ -488,6 +488,24 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 	return off;
 }
 
+/* Did the capture place this section of a .ko (libdwfl's view of it)? */
+static bool kmod_section_placed(struct sonde_dso *d, Elf_Scn *scn)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(d->mod, &bias);
+	size_t shstr;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstr) < 0 || !gelf_getshdr(scn, &sh) ||
+	    !(name = elf_strptr(elf, shstr, sh.sh_name)))
+		return false;
+	for (size_t i = 0; i < d->kmod->nr_secs; i++)
+		if (!strcmp(d->kmod->secs[i].name, name))
+			return true;
+	return false;
+}
+
 long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *buf)
 {
 	Dwarf_Addr off, bias;
@@ -504,8 +522,11 @@ long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *
 	 * at the addresses its section_address callback gave). */
 	off = addr - (uint64_t)d->adjust;
 	scn = dwfl_module_address_section(d->mod, &off, &bias);
-	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+	    !(sh.sh_flags & SHF_ALLOC))
 		return -ENOENT;
+	if (d->kmod && !kmod_section_placed(d, scn))
+		return -ENOENT; /* libdwfl leaves unplaced sections at 0 */
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf || off >= data->d_size)
 		return -ENOENT;
