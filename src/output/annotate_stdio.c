@@ -107,7 +107,9 @@ static void header(FILE *f, const struct sonde_annotation *a,
 			fprintf(f, "# source %s: not read\n", src->file);
 	}
 	if (a->disasm_err == -ENOENT)
-		fprintf(f, "# no code: %s has no file section with %s's bytes\n",
+		fprintf(f,
+			"# no code: %s holds no bytes of %s (for code: -k vmlinux, --modules-dir, "
+			"--image, or the unstripped object)\n",
 			sonde_dso_symbol_file(s->dso) ? sonde_dso_symbol_file(s->dso)
 						      : sonde_report_dso_name(s->dso),
 			s->name);

@@ -212,3 +212,36 @@ def test_kernel_module_function(tmp_path):
     assert a["sources"][0]["path"] and "fold_byte" in sonde(
         "annotate", "-i", str(out), "--modules-dir", os.path.dirname(KMOD), "--source-only",
         "sonde_chardev_mix").stdout
+
+
+def test_events_side_by_side(tmp_path):
+    two = tmp_path / "two.data"
+    sonde("record", "-F", "2000", "-e", "cpu-clock", "-e", "task-clock", "-o", str(two), "--",
+          workload("hot_line"), "0.5")
+    j = annotate_json(two, "hot_loop_fn")
+    assert j["events"] == ["cpu-clock", "task-clock"]
+    a = only(j)
+    rep = json.loads(sonde("report", "-i", str(two), "--json", "--sort", "sym").stdout)
+    e = next(e for e in rep["entries"] if e.get("symbol") == "hot_loop_fn")
+    for ev in (0, 1):
+        assert a["total"][ev]["samples"] == e["self"][ev]["samples"] > 100
+        assert sum(i["counts"][ev]["samples"] for i in a["instructions"]) == \
+            a["total"][ev]["samples"]
+    text = sonde("annotate", "-i", str(two), "--source-only", "hot_loop_fn").stdout
+    hot = marker_line(SRC, "HOT:")
+    assert re.search(r"^\s+[\d.]+\s+[\d.]+ \* :\s+%d\s" % hot, text, re.M), text
+
+
+def test_kernel_function_without_code_still_counts(tmp_path):
+    """Kernel symbols from kallsyms only: no code to read, the sampled
+    addresses still carry the counts and the header says why."""
+    k = tmp_path / "k.data"
+    sonde("record", "--kallsyms", "-F", "5000", "-o", str(k), "--",
+          workload("getppid_loop"), "300000")
+    rep = json.loads(sonde("report", "-i", str(k), "--json", "--sort", "sym").stdout)
+    e = next(e for e in rep["entries"] if e.get("kernel") and "symbol_id" in e)
+    a = only(annotate_json(k, "--symbol-id", str(e["symbol_id"])))
+    assert a["disassembly"] != "ok"
+    assert sum(i["counts"][0]["samples"] for i in a["instructions"]) == e["self"][0]["samples"]
+    text = sonde("annotate", "-i", str(k), "--symbol-id", str(e["symbol_id"])).stdout
+    assert "# no code:" in text and "(no code read at this address)" in text
