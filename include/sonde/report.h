@@ -64,6 +64,13 @@ struct sonde_report_opts {
 	sonde_report_sample_fn on_sample;
 	void *sample_ctx;
 	bool no_profile; /* with a hook: skip aggregation */
+	/*
+	 * Optional: called with every kept sample's leaf frame, after the
+	 * filters (sonde annotate's per-address histograms ride on the same
+	 * pass).  Return: 0, or an error that stops the pass.
+	 */
+	int (*on_leaf)(void *ctx, size_t event, uint64_t period, const struct sonde_frame *leaf);
+	void *leaf_ctx;
 	/* Optional progress: called with the file offset reached and the size. */
 	void (*progress)(void *ctx, uint64_t offset, uint64_t size);
 	void *progress_ctx;

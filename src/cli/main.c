@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{"report", cmd_report, "show where the samples of a capture went, by function and object"},
 	{"script", cmd_script, "every sample of a capture in time order, tracepoints decoded"},
 	{"sched", cmd_sched, "scheduler analyses of a capture: sched latency"},
+	{"annotate", cmd_annotate, "show the hot source lines and instructions of a function"},
 	{"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
 	{"list", cmd_list, "list the events this machine can count and sample"},
 	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},

@@ -226,6 +226,13 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (err || ps->o->no_profile)
 			return err;
 	}
+	if (ps->o->on_leaf) {
+		int err = ps->o->on_leaf(ps->o->leaf_ctx, event_index(rep, rec->attr), period,
+					 &ps->frames[first_function(ps->frames, n)]);
+
+		if (err)
+			return err;
+	}
 	return sonde_profile_add(
 	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid, ps->frames,
 	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
