@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Text and JSON views of a report (sonde report --stdio / --json).  They
+ * Text, JSON and HTML views of a report (sonde report --stdio / --json / --html).  They
  * read the finished model only.
  */
 #ifndef SONDE_REPORT_PRINT_H
@@ -25,6 +25,13 @@ struct sonde_print_opts {
 int sonde_report_print_stdio(FILE *out, const struct sonde_report *rep,
 			     const struct sonde_print_opts *o);
 int sonde_report_print_json(FILE *out, const struct sonde_report *rep,
+			    const struct sonde_print_opts *o);
+/*
+ * One self-contained HTML page (page embedded at build time, data as a
+ * JSON block).  Needs a report built with opts.timeline.
+ * Return: 0, -EINVAL without a timeline, -ENOMEM, or -EIO.
+ */
+int sonde_report_print_html(FILE *out, const struct sonde_report *rep,
 			    const struct sonde_print_opts *o);
 
 /* Column text of an entry's key (shared by both views). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sonde report: options in perf report's conventions -> one report pass
- * -> the text or JSON view.
+ * -> the text, JSON or HTML view.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +25,8 @@ static const char usage[] =
     "  -i, --input FILE        the capture (default perf.data)\n"
     "      --stdio             text output (the default)\n"
     "      --json              one JSON object on stdout\n"
+    "      --html FILE         one self-contained interactive page (functions, call trees,\n"
+    "                          flame graph, timeline, code) written to FILE\n"
     "  -s, --sort KEYS         comm,pid,dso,sym,srcline combined (default comm,dso,sym)\n"
     "      --images            per object: --sort dso (with --comm, per application)\n"
     "      --children          inclusive totals per function (default with call chains)\n"
@@ -50,6 +52,7 @@ static const char usage[] =
 
 struct report_cli {
 	const char *input;
+	const char *html; /* --html FILE */
 	bool json, verbose, quiet;
 	int children; /* -1: default */
 	int graph;    /* -1: default, 0 none, 1 callee, 2 caller */
@@ -102,6 +105,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	enum {
 		OPT_STDIO = 256,
 		OPT_JSON,
+		OPT_HTML,
 		OPT_IMAGES,
 		OPT_CHILDREN,
 		OPT_NO_CHILDREN,
@@ -120,6 +124,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"input", required_argument, NULL, 'i'},
 	    {"stdio", no_argument, NULL, OPT_STDIO},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"html", required_argument, NULL, OPT_HTML},
 	    {"sort", required_argument, NULL, 's'},
 	    {"images", no_argument, NULL, OPT_IMAGES},
 	    {"children", no_argument, NULL, OPT_CHILDREN},
@@ -157,6 +162,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_JSON:
 			c->json = true;
+			break;
+		case OPT_HTML:
+			c->html = optarg;
 			break;
 		case 's':
 			c->sort = optarg;
@@ -326,6 +334,24 @@ static void verbose_symbols(const struct sonde_report *rep)
 	}
 }
 
+static int write_html(const char *path, const struct sonde_report *rep,
+		      const struct sonde_print_opts *po, bool quiet)
+{
+	FILE *f = fopen(path, "w");
+	long size;
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = sonde_report_print_html(f, rep, po);
+	size = ftell(f);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (!ret && !quiet)
+		fprintf(stderr, "sonde report: wrote %s (%.1f KB)\n", path, (double)size / 1024);
+	return ret;
+}
+
 static int run(struct report_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
@@ -339,7 +365,10 @@ static int run(struct report_cli *c)
 		cli_error("%s", err.text[0] ? err.text : sonde_strerror(ret));
 		return EXIT_FAIL;
 	}
-	if (!c->sort)
+	/* The page's functions table is per function, whatever --sort says. */
+	if (c->html)
+		c->sort = "dso,sym";
+	else if (!c->sort)
 		c->sort = "comm,dso,sym";
 	ret = sonde_sort_keys_parse(c->sort, c->ro.keys, SONDE_SORT_MAX);
 	if (ret < 0) {
@@ -359,6 +388,11 @@ static int run(struct report_cli *c)
 		c->ro.callchains = chains && c->graph != 0;
 		/* perf draws inclusive rows from the callers down, self rows upwards. */
 		c->ro.caller_order = c->graph == 2 || (c->graph < 0 && c->ro.children);
+		/* The page draws its trees from the timeline's one trie of whole stacks. */
+		if (c->html) {
+			c->ro.timeline = true;
+			c->ro.callchains = false;
+		}
 	}
 	c->ro.comms = (const char *const *)c->comms.v;
 	c->ro.ncomms = c->comms.n;
@@ -389,10 +423,14 @@ static int run(struct report_cli *c)
 		po.callchains = c->ro.callchains;
 		po.show_samples = c->show_samples || rep->nevents > 1;
 		po.file = c->input;
-		ret = c->json ? sonde_report_print_json(stdout, rep, &po)
-			      : sonde_report_print_stdio(stdout, rep, &po);
+		if (c->html)
+			ret = write_html(c->html, rep, &po, c->quiet);
+		else
+			ret = c->json ? sonde_report_print_json(stdout, rep, &po)
+				      : sonde_report_print_stdio(stdout, rep, &po);
 		if (ret)
-			cli_error("writing the report: %s", sonde_strerror(ret));
+			cli_error("writing the report%s%s: %s", c->html ? " to " : "",
+				  c->html ? c->html : "", sonde_strerror(ret));
 		ret = ret ? EXIT_FAIL : EXIT_OK;
 	}
 	sonde_report_free(rep);

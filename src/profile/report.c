@@ -176,6 +176,21 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		rep->filtered_out++;
 		return 0;
 	}
+	if (rep->timeline) {
+		struct sonde_tl_sample ts = {
+		    .time = (s->present & PERF_SAMPLE_TIME) ? s->time : 0,
+		    .cpu = (s->present & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX,
+		    .pid = s->pid,
+		    .tid = s->tid,
+		    .comm = t->comm,
+		    .event = (uint32_t)event_index(rep, rec->attr),
+		    .period = period,
+		};
+		int err = sonde_timeline_add(rep->timeline, &ts, ps->frames, n);
+
+		if (err)
+			return err;
+	}
 	return sonde_profile_add(rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid,
 				 ps->frames, ps->o->callchains || ps->o->children ? n : 1);
 }
@@ -300,6 +315,8 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	po.caller_order = o->caller_order;
 	if ((err = sonde_profile_new(&rep->profile, &po)))
 		return err;
+	if (o->timeline && (err = sonde_timeline_new(&rep->timeline, rep->nevents)))
+		return err;
 	ps->rep = rep;
 	ps->o = o;
 	ps->arch = f->arch;
@@ -358,6 +375,7 @@ void sonde_report_free(struct sonde_report *rep)
 	if (!rep)
 		return;
 	sonde_profile_free(rep->profile);
+	sonde_timeline_free(rep->timeline);
 	sonde_machine_free(rep->machine);
 	sonde_symtab_free(rep->symtab);
 	free(rep->events);
