@@ -6,7 +6,7 @@ PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build demo check unit integration asan fuzz bench clean
+.PHONY: all deps build demo check unit integration browser screenshot asan fuzz bench clean
 
 all: build
 
@@ -23,13 +23,21 @@ demo: deps build
 	$(SONDE) stat -e task-clock,context-switches,page-faults,cycles,syscalls:sys_enter_write -- $(BUILD)/examples/demo
 
 check: deps build
-	$(MAKE) unit integration asan fuzz
+	$(MAKE) unit integration browser asan fuzz
 
 unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
 	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/integration
+
+# sonde report --html in headless Chromium (tests/browser/cdp.py drives it).
+browser: build
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/browser
+
+# Refreshes docs/report.png from the browser tests.
+screenshot: build
+	SONDE_DOCS_SCREENSHOT=1 SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/browser -k callers
 
 $(ASAN)/build.ninja:
 	meson setup $(ASAN) -Db_sanitize=address,undefined -Db_lundef=false

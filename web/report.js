@@ -188,7 +188,7 @@
     const key = FT.sort === 'name' ? (r) => FN[r.f] : FT.sort === 'obj' ? (r) => dsoName(r.f) : FT.sort === 'self' ? (r) => r.selfP[e] : (r) => r.totP[e];
     shown.sort((x, y) => {
       const a = key(x), b = key(y);
-      return a < b ? dir : a > b ? -dir : x.f - y.f;
+      return a < b ? -dir : a > b ? dir : x.f - y.f;
     });
     const head = ['<tr><th class="name" data-k="name">Function</th><th class="obj" data-k="obj">Object</th>'];
     for (let ev = 0; ev < NE; ev++) {
@@ -435,6 +435,10 @@
       }
     }
     FL.rects = { rx, ry, rw, rn };
+    if (!FL.icicle && !FL.scrolled) {
+      wrap.scrollTop = wrap.scrollHeight; // the root sits at the bottom
+      FL.scrolled = true;
+    }
     $('flame-match').textContent = m ? `matched ${fmtPct(pct(matched, ztot))} of the view` : '';
     FL.lastMs = performance.now() - t0;
   }
@@ -455,7 +459,7 @@
 
   // ---- timeline ----
   const TV = { v0: 0, v1: TL.nbins, drag: null, rows: null, lastMs: 0 };
-  const LABEL_W = 190, TROW = 18, AXIS = 22;
+  const LABEL_W = 190, TROW = 26, AXIS = 22;
   function timelineRows() {
     // Per-CPU and per-thread densities of the selected event, per bin.
     const nb = TL.nbins, ev = S.ev, cpus = new Map(), threads = new Map();
@@ -719,6 +723,8 @@
   for (const r of document.querySelectorAll('input[name=flame-mode]'))
     r.addEventListener('change', (e) => {
       FL.icicle = e.target.value === 'icicle';
+      FL.scrolled = false;
+      $('flame-wrap').scrollTop = 0;
       renderFlame();
     });
   $('flame-search').addEventListener('input', (e) => {
