@@ -366,23 +366,31 @@
     for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
     return lo + ((h >>> 0) % span);
   }
-  function frameColor(f, hit) {
-    if (hit) return 'hsl(300,70%,60%)';
-    if (FDSO[f] < 0 && !FK[f]) return '#bbb';
-    if (/^0x[0-9a-f]+$/.test(FN[f])) return FK[f] ? 'hsl(205,25%,72%)' : 'hsl(25,25%,72%)';
-    return FK[f] ? `hsl(${hashHue(FN[f], 190, 30)},60%,${58 + hashHue(FN[f], 0, 10)}%)` : `hsl(${hashHue(FN[f], 5, 45)},80%,${56 + hashHue(FN[f], 0, 10)}%)`;
+  // Colours per function, computed once: user warm, kernel cool, unresolved grey.
+  const COLORS = new Array(NF);
+  for (let f = 0; f < NF; f++) {
+    const name = FN[f];
+    if (FDSO[f] < 0 && !FK[f]) COLORS[f] = '#bbb';
+    else if (/^0x[0-9a-f]+$/.test(name)) COLORS[f] = FK[f] ? 'hsl(205,25%,72%)' : 'hsl(25,25%,72%)';
+    else if (FK[f]) COLORS[f] = `hsl(${hashHue(name, 190, 30)},60%,${58 + hashHue(name, 0, 10)}%)`;
+    else COLORS[f] = `hsl(${hashHue(name, 5, 45)},80%,${56 + hashHue(name, 0, 10)}%)`;
   }
+  const HIT_COLOR = 'hsl(300,70%,60%)';
   function renderFlame() {
     const t0 = performance.now();
     const a = S.agg, ev = S.ev, wrap = $('flame-wrap'), cv = $('flame');
     const W = Math.max(wrap.clientWidth - 2, 200), dpr = window.devicePixelRatio || 1;
     const H = (maxDepth + 2) * ROW;
-    cv.width = W * dpr;
-    cv.height = H * dpr;
-    cv.style.width = W + 'px';
-    cv.style.height = H + 'px';
+    if (cv.width !== W * dpr || cv.height !== H * dpr) {
+      // Resizing reallocates the canvas: only when the size changes.
+      cv.width = W * dpr;
+      cv.height = H * dpr;
+      cv.style.width = W + 'px';
+      cv.style.height = H + 'px';
+    }
     const g = cv.getContext('2d');
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
     g.font = '11px ui-monospace, monospace';
     g.textBaseline = 'middle';
     const m = matcher(FL.query);
@@ -394,7 +402,7 @@
     const draw = (n, x, w, d) => {
       const f = n ? NFUNC[n] : -1;
       const y = yOf(d);
-      g.fillStyle = n ? frameColor(f, hits && hits[f]) : '#d9dde2';
+      g.fillStyle = n ? (hits && hits[f] ? HIT_COLOR : COLORS[f]) : '#d9dde2';
       g.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW - 1);
       if (n && f === S.selFunc) {
         g.strokeStyle = '#000';

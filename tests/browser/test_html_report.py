@@ -3,7 +3,9 @@
 split burns CPU in hot_fn, warm_fn and cool_fn at 60/30/10; the page
 must show that in every view, react to clicks and to a time selection,
 and log no errors.  Screenshots of each view land in the test's tmp dir
-(printed); set SONDE_DOCS_SCREENSHOT=1 to refresh docs/report.png.
+(printed) and, when SONDE_ARTIFACTS names a directory, there too (pytest
+keeps only its last few tmp dirs); SONDE_DOCS_SCREENSHOT=1 refreshes
+docs/report.png.
 """
 import json
 import os
@@ -46,6 +48,10 @@ def shot(b, report, name):
     path = report["dir"] / f"view-{name}.png"
     b.screenshot(str(path))
     print("screenshot:", path)
+    keep = os.environ.get("SONDE_ARTIFACTS")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(path, os.path.join(keep, path.name))
     return path
 
 
@@ -59,7 +65,7 @@ def test_file_is_self_contained(report):
     text, d = page_data(report["html"])
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text), "fetches from a network"
     assert "fetch(" not in text and "XMLHttpRequest" not in text
-    assert d["events"][0]["name"] == "cpu-clock" and d["samples"] > 1000
+    assert d["events"][0]["name"] == "cpu-clock" and d["samples"] > 300
     # The functions table holds the text report's numbers.
     j = json.loads(sonde("report", "-i", str(report["data"]), "--json", "--sort", "dso,sym",
                          "--call-graph", "none").stdout)
@@ -185,5 +191,5 @@ def test_tracepoint_marks(tmp_path):
         b.wait_for("window.sonde && window.sonde.ready")
         b.eval("sonde.show('timeline')")
         assert b.eval("sonde.timings().timeline") >= 0
-        b.screenshot(str(tmp_path / "view-timeline-marks.png"))
+        shot(b, {"dir": tmp_path}, "timeline-marks")
         assert b.console_errors == []
