@@ -6,7 +6,7 @@ PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build demo check unit integration browser screenshot asan fuzz bench clean
+.PHONY: all deps build demo check unit integration vm browser screenshot asan fuzz bench clean
 
 all: build
 
@@ -29,11 +29,15 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
-	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/integration
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/integration
+
+# Only the tests that boot Debian's kernel in QEMU (tests/vm; also in integration).
+vm: build
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/integration/test_vm.py
 
 # sonde report --html in headless Chromium (tests/browser/cdp.py drives it).
 browser: build
-	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/browser
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/browser
 
 # Refreshes docs/report.png from the browser tests.
 screenshot: build

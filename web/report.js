@@ -11,6 +11,7 @@
   const NE = D.events.length;
   const FN = D.funcs.name, FDSO = D.funcs.dso, FK = D.funcs.kernel;
   const NF = FN.length;
+  const FI = D.funcs.inlined || new Array(NF).fill(0); // inlined bodies: in trees, never rows
   const PARENT = Int32Array.from(D.nodes.parent), NFUNC = Int32Array.from(D.nodes.func);
   const NN = PARENT.length;
   const TL = D.timeline;
@@ -53,6 +54,14 @@
     while (p > 0 && NFUNC[p] !== NFUNC[i]) p = PARENT[p];
     FIRST[i] = p > 0 ? 0 : 1;
   }
+  // A sample's self time belongs to its first frame that is a function,
+  // not an inlined body (as in the profile's rows).
+  const SELF_FUNC = new Int32Array(NN);
+  for (let i = 1; i < NN; i++) {
+    let p = i;
+    while (p > 0 && FI[NFUNC[p]]) p = PARENT[p];
+    SELF_FUNC[i] = p > 0 ? NFUNC[p] : NFUNC[i];
+  }
   const NODES_OF = new Map(); // func -> [nodes]
   for (let i = 1; i < NN; i++) {
     let a = NODES_OF.get(NFUNC[i]);
@@ -92,10 +101,10 @@
     const fSelfS = new Float64Array(NF * NE), fSelfP = new Float64Array(NF * NE);
     const fTotS = new Float64Array(NF * NE), fTotP = new Float64Array(NF * NE);
     for (let i = 1; i < NN; i++) {
-      const f = NFUNC[i] * NE, n = i * NE;
+      const f = NFUNC[i] * NE, sf = SELF_FUNC[i] * NE, n = i * NE;
       for (let e = 0; e < NE; e++) {
-        fSelfS[f + e] += selfS[n + e];
-        fSelfP[f + e] += selfP[n + e];
+        fSelfS[sf + e] += selfS[n + e];
+        fSelfP[sf + e] += selfP[n + e];
         if (FIRST[i]) {
           fTotS[f + e] += totS[n + e];
           fTotP[f + e] += totP[n + e];
@@ -176,7 +185,7 @@
         totS.push(a.fTotS[k]); totP.push(a.fTotP[k]);
         any += a.fTotS[k];
       }
-      if (any) rows.push({ f, selfS, selfP, totS, totP });
+      if (any && !FI[f]) rows.push({ f, selfS, selfP, totS, totP });
     }
     return { rows, allP: a.allP };
   }

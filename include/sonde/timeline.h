@@ -11,7 +11,8 @@
  * sample.  Views ask for the samples folded into time bins keyed by
  * (bin, leaf node, thread, cpu, event), from which any range's trie, any
  * function's self and total, and per-CPU and per-thread densities follow.
- * Leaf addresses are also counted per event, for per-line and
+ * Leaf addresses (of the first frame that is a function, not an
+ * inlined body) are also counted per event, for per-line and
  * per-instruction heat of the hottest functions.
  *
  * Frames are identified like the profile's trie nodes: by symbol, or by
@@ -29,9 +30,13 @@
 
 struct sonde_timeline;
 
-/* A function (frame identity) of the trie: symbol, or object + address. */
+/*
+ * A function (frame identity) of the trie: symbol (and inlined function
+ * when the frame is an inlined body), or object + address.
+ */
 struct sonde_tl_func {
 	const struct sonde_symbol *sym; /* NULL: unresolved */
+	const char *inlined;		/* interned name of an inlined body, or NULL */
 	struct sonde_dso *dso;		/* NULL: no map held the address */
 	uint64_t addr;			/* when sym is NULL */
 	bool kernel;

@@ -67,6 +67,15 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+int cli_check_target(const char *cmd, bool workload, size_t npids, size_t ntids, bool all_cpus)
+{
+	if (!workload && !npids && !ntids && !all_cpus)
+		return cli_usage_error(cmd, "give a command (-- CMD), -p, -t, -a or -C");
+	if ((npids || ntids) && (all_cpus || workload))
+		return cli_usage_error(cmd, "-p/-t can't be combined with -a, -C or a command");
+	return 0;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -144,8 +144,13 @@ static void funcs(FILE *f, const struct sonde_report *rep, const int32_t *dix)
 		struct sonde_frame fr = {.sym = fn->sym, .addr = fn->addr};
 
 		fprintf(f, "%s", i ? "," : "");
-		json_str(f, sonde_report_sym_name(NULL, &fr, b, sizeof(b)));
+		json_str(f, fn->inlined ? fn->inlined
+					: sonde_report_sym_name(NULL, &fr, b, sizeof(b)));
 	}
+	/* Inlined bodies show in trees and flame graphs, never as rows. */
+	fprintf(f, "],\"inlined\":[");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%d", i ? "," : "", sonde_timeline_func(tl, i)->inlined != NULL);
 	fprintf(f, "],\"dso\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_dso *d = sonde_timeline_func(tl, i)->dso;
@@ -213,9 +218,9 @@ static int functions(FILE *f, const struct sonde_report *rep, size_t sort_event)
 	for (size_t i = 0; i < nf; i++) {
 		const struct sonde_tl_func *fn = sonde_timeline_func(tl, i);
 
-		if (fn->sym)
+		if (fn->sym && !fn->inlined)
 			by_sym[fn->sym->id] = (uint32_t)i;
-		else
+		else if (!fn->sym)
 			u[nu++] = (struct unres){fn->dso, fn->addr, (uint32_t)i};
 	}
 	qsort(u, nu, sizeof(*u), unres_cmp);
@@ -490,7 +495,7 @@ static int code(FILE *f, const struct sonde_report *rep, size_t sort_event)
 	for (size_t i = 0; i < nf && nh < CODE_FUNCS && h[i].samples; i++) {
 		const struct sonde_tl_func *fn = sonde_timeline_func(tl, h[i].func);
 
-		if (!fn->sym || !fn->dso)
+		if (!fn->sym || !fn->dso || fn->inlined)
 			continue;
 		code_func(f, rep, h[i].func, nh++ == 0);
 	}

@@ -75,14 +75,14 @@ static uint64_t mix(uint64_t h)
 static uint64_t func_hash(const struct sonde_tl_func *f)
 {
 	if (f->sym)
-		return mix((uintptr_t)f->sym);
+		return mix((uintptr_t)f->sym ^ mix((uintptr_t)f->inlined));
 	return mix((uintptr_t)f->dso ^ mix(f->addr) ^ f->kernel);
 }
 
 static bool func_eq(const struct sonde_tl_func *a, const struct sonde_tl_func *b)
 {
 	if (a->sym || b->sym)
-		return a->sym == b->sym;
+		return a->sym == b->sym && a->inlined == b->inlined;
 	return a->dso == b->dso && a->addr == b->addr && a->kernel == b->kernel;
 }
 
@@ -187,7 +187,8 @@ void sonde_timeline_free(struct sonde_timeline *tl)
 /* The function of frame @fr, made when new. Return: its index, or UINT32_MAX. */
 static uint32_t findnew_func(struct sonde_timeline *tl, const struct sonde_frame *fr)
 {
-	struct sonde_tl_func f = {fr->sym, fr->dso, fr->sym ? 0 : fr->addr, fr->kernel};
+	struct sonde_tl_func f = {fr->sym, fr->sym ? fr->inlined : NULL, fr->dso,
+				  fr->sym ? 0 : fr->addr, fr->kernel};
 	size_t k;
 
 	if ((tl->nfuncs + 1) * 2 > tl->func_slots.cap &&
@@ -286,13 +287,20 @@ int sonde_timeline_add(struct sonde_timeline *tl, const struct sonde_tl_sample *
 
 	if (!n || s->event >= tl->nevents)
 		return -EINVAL;
+	size_t leaf = 0; /* the first frame that is a function, not an inlined body */
+	uint32_t leaf_func = UINT32_MAX;
+
+	while (leaf + 1 < n && frames[leaf].inlined)
+		leaf++;
 	for (size_t j = n; j-- > 0;) {
 		if ((func = findnew_func(tl, &frames[j])) == UINT32_MAX ||
 		    (node = findnew_node(tl, node, func)) == UINT32_MAX)
 			return -ENOMEM;
+		if (j == leaf)
+			leaf_func = func;
 	}
 	if ((thread = findnew_thread(tl, s)) == UINT32_MAX ||
-	    count_addr(tl, &frames[0], func, s->event) ||
+	    count_addr(tl, &frames[leaf], leaf_func, s->event) ||
 	    reserve((void **)&tl->recs, &tl->recs_cap, tl->nrecs, sizeof(*tl->recs)))
 		return -ENOMEM;
 	r = &tl->recs[tl->nrecs++];
