@@ -385,21 +385,30 @@
     else COLORS[f] = `hsl(${hashHue(name, 5, 45)},80%,${56 + hashHue(name, 0, 10)}%)`;
   }
   const HIT_COLOR = 'hsl(300,70%,60%)';
+  // The canvas is only as tall as the visible area (sticky in its scroll
+  // box, a spacer gives the full height): raster cost stays constant
+  // however deep the stacks, and rows out of view are not drawn.
   function renderFlame() {
     const t0 = performance.now();
     const a = S.agg, ev = S.ev, wrap = $('flame-wrap'), cv = $('flame');
     const W = Math.max(wrap.clientWidth - 2, 200), dpr = window.devicePixelRatio || 1;
-    const H = (maxDepth + 2) * ROW;
-    if (cv.width !== W * dpr || cv.height !== H * dpr) {
+    const H = (maxDepth + 2) * ROW, VH = Math.max(Math.min(H, wrap.clientHeight), ROW);
+    if (cv.width !== W * dpr || cv.height !== VH * dpr) {
       // Resizing reallocates the canvas: only when the size changes.
       cv.width = W * dpr;
-      cv.height = H * dpr;
+      cv.height = VH * dpr;
       cv.style.width = W + 'px';
-      cv.style.height = H + 'px';
+      cv.style.height = VH + 'px';
+      $('flame-space').style.height = H - VH + 'px';
     }
+    if (!FL.icicle && !FL.scrolled) {
+      wrap.scrollTop = H - VH; // the root sits at the bottom
+      FL.scrolled = true;
+    }
+    const top = wrap.scrollTop, bottom = top + VH;
     const g = cv.getContext('2d');
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, H);
+    g.setTransform(dpr, 0, 0, dpr, 0, -top * dpr);
+    g.clearRect(0, top, W, VH);
     g.font = '11px ui-monospace, monospace';
     g.textBaseline = 'middle';
     const m = matcher(FL.query);
@@ -409,8 +418,9 @@
     const rx = [], ry = [], rw = [], rn = [];
     const yOf = (d) => (FL.icicle ? d * ROW : H - (d + 1) * ROW);
     const draw = (n, x, w, d) => {
-      const f = n ? NFUNC[n] : -1;
       const y = yOf(d);
+      if (y + ROW < top || y > bottom) return;
+      const f = n ? NFUNC[n] : -1;
       g.fillStyle = n ? (hits && hits[f] ? HIT_COLOR : COLORS[f]) : '#d9dde2';
       g.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW - 1);
       if (n && f === S.selFunc) {
@@ -452,16 +462,13 @@
       }
     }
     FL.rects = { rx, ry, rw, rn };
-    if (!FL.icicle && !FL.scrolled) {
-      wrap.scrollTop = wrap.scrollHeight; // the root sits at the bottom
-      FL.scrolled = true;
-    }
     $('flame-match').textContent = m ? `matched ${fmtPct(pct(matched, ztot))} of the view` : '';
     FL.lastMs = performance.now() - t0;
   }
   function flameHit(ev) {
     if (!FL.rects) return -1;
-    const r = $('flame').getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+    const r = $('flame').getBoundingClientRect(), x = ev.clientX - r.left;
+    const y = ev.clientY - r.top + $('flame-wrap').scrollTop; // rects are in content coordinates
     const { rx, ry, rw } = FL.rects;
     for (let i = rx.length - 1; i >= 0; i--) if (x >= rx[i] && x < rx[i] + rw[i] && y >= ry[i] && y < ry[i] + ROW) return i;
     return -1;
@@ -773,6 +780,14 @@
     tip.hidden = false;
   });
   $('flame').addEventListener('mouseleave', () => ($('flame-tip').hidden = true));
+  let flameScroll = 0;
+  $('flame-wrap').addEventListener('scroll', () => {
+    if (!flameScroll)
+      flameScroll = requestAnimationFrame(() => {
+        flameScroll = 0;
+        renderFlame();
+      });
+  });
   const tl = $('timeline');
   tl.addEventListener('mousedown', (e) => {
     const b = tlBin(e);
@@ -848,7 +863,8 @@
     flameZoom,
     flameRects: () => {
       const r = FL.rects, out = [];
-      for (let i = 0; i < r.rn.length; i++) if (r.rn[i]) out.push({ node: r.rn[i], name: FN[NFUNC[r.rn[i]]], x: r.rx[i], y: r.ry[i], w: r.rw[i] });
+      const top = $('flame-wrap').scrollTop; // y relative to the canvas on screen
+      for (let i = 0; i < r.rn.length; i++) if (r.rn[i]) out.push({ node: r.rn[i], name: FN[NFUNC[r.rn[i]]], x: r.rx[i], y: r.ry[i] - top, w: r.rw[i] });
       return out;
     },
     funcSelf: (f) => S.agg.fSelfS[f * NE + S.ev],
@@ -859,5 +875,17 @@
   requestAnimationFrame(() => {
     window.sonde.readyAt = performance.now();
     window.sonde.ready = true;
+    // Once idle, draw the flame graph off screen a few times so the first
+    // real zoom runs compiled code with the glyphs already cached.
+    setTimeout(() => {
+      if (S.view === 'flame') return;
+      const z = FL.zoom;
+      for (let i = 0; i < 3; i++) {
+        FL.zoom = i === 1 && CH_START[1] > CH_START[0] ? CH[CH_START[0]] : 0;
+        renderFlame();
+      }
+      FL.zoom = z;
+      FL.scrolled = false;
+    }, 50);
   });
 })();
