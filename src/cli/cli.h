@@ -37,8 +37,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cmd_stat(int argc, char **argv, struct cli *cli);
 int cmd_record(int argc, char **argv, struct cli *cli);
 int cmd_report(int argc, char **argv, struct cli *cli);
+int cmd_annotate(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);
 int cmd_doctor(int argc, char **argv, struct cli *cli);
 int cmd_trace(int argc, char **argv, struct cli *cli);
+int cmd_script(int argc, char **argv, struct cli *cli);
+int cmd_sched(int argc, char **argv, struct cli *cli);
 
 #endif

@@ -49,7 +49,10 @@ static const char usage[] =
     "      --no-inline         no inlined functions in call graphs\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
-    "  -h, --help              this help\n";
+    "  -h, --help              this help\n"
+    "\n"
+    "To see the source lines and instructions of a listed function: sonde annotate SYMBOL,\n"
+    "or sonde annotate --symbol-id N with the symbol_id of --json (same file and options).\n";
 
 struct report_cli {
 	const char *input;

@@ -33,7 +33,8 @@ struct pass {
 	const char *arch;
 	uint32_t *comm_ids; /* filter comms, interned */
 	struct sonde_frame frames[MAX_FRAMES];
-	uint64_t ips[MAX_FRAMES];
+	uint64_t raw[MAX_FRAMES]; /* the recorded address of each frame */
+	uint64_t ips[MAX_FRAMES]; /* the unwinder's output */
 	bool srcline;
 	bool inlines;  /* expand inlined frames (call graphs only) */
 	uint64_t size; /* of the file, for progress */
@@ -112,9 +113,11 @@ static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumod
 	if (ps->inlines && f.dso && f.sym)
 		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8);
 	for (int i = 0; i < k && *n < MAX_FRAMES - 1; i++) {
+		ps->raw[*n] = ip;
 		ps->frames[*n] = f;
 		ps->frames[(*n)++].inlined = names[i];
 	}
+	ps->raw[*n] = ip;
 	ps->frames[(*n)++] = f;
 }
 
@@ -207,11 +210,28 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (cpumode == PERF_RECORD_MISC_USER || n == 0 || n < MAX_FRAMES)
 			n = unwound_frames(ps, s, a, n);
 	}
+	bool chain = n > 0;
+
 	if (n == 0)
 		add_frames(ps, &n, s->pid, cpumode, s->ip);
 	if (!dso_kept(ps, ps->frames[first_function(ps->frames, n)].dso)) {
 		rep->filtered_out++;
 		return 0;
+	}
+	if (ps->o->on_sample) {
+		struct sonde_report_sample rs = {
+		    rec, s, t, event_index(rep, rec->attr), ps->frames, ps->raw, n, chain};
+		int err = ps->o->on_sample(ps->o->sample_ctx, rep, &rs);
+
+		if (err || ps->o->no_profile)
+			return err;
+	}
+	if (ps->o->on_leaf) {
+		int err = ps->o->on_leaf(ps->o->leaf_ctx, event_index(rep, rec->attr), period,
+					 &ps->frames[first_function(ps->frames, n)]);
+
+		if (err)
+			return err;
 	}
 	if (rep->timeline) {
 		struct sonde_tl_sample ts = {
@@ -391,6 +411,7 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 			return -ENOMEM;
 	ps->rep = rep;
 	ps->o = o;
+	rep->opts = o;
 	ps->arch = f->arch;
 	for (size_t i = 0; i < o->nkeys; i++)
 		ps->srcline |= o->keys[i] == SONDE_SORT_SRCLINE;
