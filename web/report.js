@@ -628,8 +628,9 @@
       .join('');
     if (CODE.f < 0 && fs.length) CODE.f = fs[0].func;
     const c = codeOf(CODE.f);
-    const note = `<p class="muted">Whole capture. Per-line heat from the DWARF line table of each sampled address (provider: ${esc(D.code.provider)}).` +
-      ` Disassembly comes with <code>sonde annotate</code>'s library.</p>`;
+    const note = D.code.provider === 'annotate'
+      ? `<p class="muted">Whole capture. Instructions and source lines from <code>sonde annotate</code>'s model (disassembly of the object's own code, DWARF lines); big functions show their sampled instructions with ${8} either side.</p>`
+      : `<p class="muted">Whole capture. Per-line heat from the DWARF line table of each sampled address (provider: ${esc(D.code.provider)}); no disassembly.</p>`;
     if (!c) {
       $('code-body').innerHTML = note + '<p class="muted">No resolved functions with samples.</p>';
       return;
@@ -658,7 +659,7 @@
     $('code-body').innerHTML = note +
       `<h3>${esc(FN[c.func])} <span class="muted">${esc(c.file)}</span></h3>` +
       `<table class="code-src"><thead><tr>${evh}<td class="n">line</td><td></td></tr></thead><tbody>${rows}</tbody></table>` +
-      `<h3>Sampled instructions</h3><table class="code-src"><thead><tr>${evh}<td class="n">address</td><td class="n">line</td><td>instruction</td></tr></thead><tbody>${insns}</tbody></table>`;
+      `<h3>Instructions</h3><table class="code-src"><thead><tr>${evh}<td class="n">address</td><td class="n">line</td><td>instruction</td></tr></thead><tbody>${insns}</tbody></table>`;
   }
 
   // ---- wiring ----

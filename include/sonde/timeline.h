@@ -11,9 +11,8 @@
  * sample.  Views ask for the samples folded into time bins keyed by
  * (bin, leaf node, thread, cpu, event), from which any range's trie, any
  * function's self and total, and per-CPU and per-thread densities follow.
- * Leaf addresses (of the first frame that is a function, not an
- * inlined body) are also counted per event, for per-line and
- * per-instruction heat of the hottest functions.
+ * (Per-instruction and per-line heat is sonde annotate's job: the HTML
+ * view attaches its accumulator to the same pass.)
  *
  * Frames are identified like the profile's trie nodes: by symbol, or by
  * object and address when unresolved.  Pointers into the symbol world are
@@ -64,13 +63,6 @@ struct sonde_tl_cell {
 	uint64_t samples, period;
 };
 
-/* Samples of one leaf address (object address of frame 0). */
-struct sonde_tl_addr {
-	uint32_t func;
-	uint64_t addr;
-	const uint64_t *samples; /* [nevents] */
-};
-
 int sonde_timeline_new(struct sonde_timeline **out, size_t nevents);
 void sonde_timeline_free(struct sonde_timeline *tl);
 
@@ -108,9 +100,5 @@ int sonde_timeline_bins(const struct sonde_timeline *tl, size_t nbins, struct so
 /* Sample @i (in time order) as recorded: time, cpu, thread index, event. */
 void sonde_timeline_sample(const struct sonde_timeline *tl, size_t i, uint64_t *time, uint32_t *cpu,
 			   uint32_t *thread, uint32_t *event);
-
-/* Leaf addresses with their per-event samples, in no order. */
-size_t sonde_timeline_nr_addrs(const struct sonde_timeline *tl);
-struct sonde_tl_addr sonde_timeline_addr(const struct sonde_timeline *tl, size_t i);
 
 #endif

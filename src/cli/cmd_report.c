@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sonde/annotate.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
@@ -365,6 +366,8 @@ static int run(struct report_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
 	struct sonde_report *rep = NULL;
+	struct sonde_annotate *an = NULL;
+	struct sonde_annotate_build_opts abo = {0};
 	struct sonde_errmsg err = {{0}};
 	struct sonde_print_opts po = {.callchain_limit = c->callchain_limit, .header = true};
 	int ret;
@@ -415,11 +418,25 @@ static int run(struct report_cli *c)
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet)
 		c->ro.progress = progress;
+	/* The page's Code view: sonde annotate's per-instruction counts of every symbol. */
+	if (c->html) {
+		struct sonde_annotate_opts ao = {0};
+
+		if ((ret = sonde_annotate_new(
+			 &an, sonde_pd_reader_nr_attrs(r) ? sonde_pd_reader_nr_attrs(r) : 1,
+			 &ao))) {
+			cli_error("%s", sonde_strerror(ret));
+			sonde_pd_reader_close(r);
+			return EXIT_FAIL;
+		}
+		sonde_annotate_attach(an, &c->ro);
+	}
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
 	if (c->ro.progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (ret) {
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
+		sonde_annotate_free(an);
 		sonde_pd_reader_close(r);
 		return EXIT_FAIL;
 	}
@@ -432,9 +449,12 @@ static int run(struct report_cli *c)
 		po.callchains = c->ro.callchains;
 		po.show_samples = c->show_samples || rep->nevents > 1;
 		po.file = c->input;
-		if (c->html)
+		if (c->html) {
+			abo.arch = sonde_pd_reader_features(r)->arch;
+			po.annotate = an;
+			po.annotate_build = &abo;
 			ret = write_html(c->html, rep, &po, c->quiet);
-		else
+		} else
 			ret = c->json ? sonde_report_print_json(stdout, rep, &po)
 				      : sonde_report_print_stdio(stdout, rep, &po);
 		if (ret)
@@ -442,6 +462,7 @@ static int run(struct report_cli *c)
 				  c->html ? c->html : "", sonde_strerror(ret));
 		ret = ret ? EXIT_FAIL : EXIT_OK;
 	}
+	sonde_annotate_free(an); /* before the report: it borrows the report's symbols */
 	sonde_report_free(rep);
 	sonde_pd_reader_close(r);
 	return ret;

@@ -13,8 +13,9 @@
  *                     thread, cpu, event) plus tracepoint marks: the page
  *                     rebuilds any time range's trie and totals from these
  *   code              per-line and per-instruction heat of the hottest
- *                     functions: a separate block with its own "provider"
- *                     so `sonde annotate`'s library can fill it later
+ *                     functions from sonde annotate's model (disassembly,
+ *                     lines, sources): a block of its own, with a
+ *                     "provider" field naming who filled it
  *
  * Everything is aggregated here, so the file's size follows the number
  * of distinct stacks and bins, not the number of samples.  The page reads
@@ -39,6 +40,8 @@ extern const size_t sonde_html_tail_len;
 #define MAX_MARKS 20000	 /* tracepoint marks kept (by time, the first ones) */
 #define CODE_FUNCS 12	 /* functions in the Code view */
 #define CODE_LINES 400	 /* source lines shown per function, at most */
+#define CODE_INSNS 300	 /* instructions shown whole up to this size, */
+#define CODE_CONTEXT 8	 /* else sampled ones with this many either side */
 
 /* A string for a JSON block inside <script>: "</" must not appear. */
 static void json_str(FILE *f, const char *s)
@@ -326,182 +329,132 @@ static int timeline(FILE *f, const struct sonde_report *rep)
 	return 0;
 }
 
-/* ---- code: per-line heat from sonde_dso_srcline ------------------------- */
+/* ---- code: sonde annotate's model --------------------------------------- */
 
-struct hot {
-	uint32_t func;
-	uint64_t samples; /* of the sort event, at leaf addresses of the function */
-};
-
-static int hot_cmp(const void *a, const void *b)
+/* The trie function of @sym (not an inlined body), or UINT32_MAX. */
+static uint32_t func_of_sym(const struct sonde_timeline *tl, const struct sonde_symbol *sym)
 {
-	const struct hot *x = a, *y = b;
+	for (size_t i = 0; i < sonde_timeline_nr_funcs(tl); i++) {
+		const struct sonde_tl_func *fn = sonde_timeline_func(tl, i);
 
-	return x->samples != y->samples ? (x->samples > y->samples ? -1 : 1)
-					: (x->func > y->func) - (x->func < y->func);
-}
-
-struct line_heat {
-	uint32_t line;
-	uint64_t *samples; /* [nevents] */
-};
-
-/*
- * Opens a source file named by a line table.  A relative name is relative
- * to the compilation directory, which the symbol layer does not hand out:
- * try it from the directories holding the object, walking up (a build tree
- * keeps its objects below the directory it compiled in).
- */
-static FILE *open_source(const char *path, const char *object)
-{
-	char dir[4096], buf[8192];
-	FILE *src;
-
-	if (!path || !*path)
-		return NULL;
-	if (path[0] == '/' || !object || object[0] != '/')
-		return fopen(path, "r");
-	snprintf(dir, sizeof(dir), "%s", object);
-	for (int up = 0; up < 6; up++) {
-		char *slash = strrchr(dir, '/');
-
-		if (!slash || slash == dir)
-			break;
-		*slash = 0;
-		snprintf(buf, sizeof(buf), "%s/%s", dir, path);
-		if ((src = fopen(buf, "r")))
-			return src;
+		if (fn->sym == sym && !fn->inlined)
+			return (uint32_t)i;
 	}
-	return NULL;
+	return UINT32_MAX;
 }
 
-/* Source lines [from, to] of @path as a JSON array of strings; [] when unreadable. */
-static void source_text(FILE *f, const char *path, const char *object, uint32_t from, uint32_t to)
+static void samples_array(FILE *f, const struct sonde_counts *c, size_t ne)
 {
-	FILE *src = open_source(path, object);
-	char *line = NULL;
-	size_t cap = 0, shown = 0;
-	uint32_t no = 0;
-
 	fputc('[', f);
-	while (src && getline(&line, &cap, src) > 0 && ++no <= to) {
-		if (no < from)
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		fprintf(f, "%s", shown++ ? "," : "");
-		json_str(f, line);
-	}
+	for (size_t e = 0; e < ne; e++)
+		fprintf(f, "%s%" PRIu64, e ? "," : "", c ? c[e].samples : 0);
 	fputc(']', f);
-	free(line);
-	if (src)
-		fclose(src);
 }
 
 /*
- * One function of the Code view: its leaf addresses with their line, and
- * the lines of the file most of its samples fall in, with the text.
+ * One function from an annotation: every instruction with its text and
+ * counts, the lines of its main source file with their counts, and that
+ * file's text around them.
  */
-static void code_func(FILE *f, const struct sonde_report *rep, uint32_t func, bool first)
+static void annotated_func(FILE *f, const struct sonde_annotation *a, uint32_t func, bool first)
 {
-	const struct sonde_timeline *tl = rep->timeline;
-	const struct sonde_tl_func *fn = sonde_timeline_func(tl, func);
-	size_t na = sonde_timeline_nr_addrs(tl), ne = rep->nevents, nl = 0, shown = 0;
-	struct line_heat *lines = NULL;
-	const char *file = NULL;
-	struct sonde_srcline decl = {0};
+	const struct sonde_annotate_source *src = a->nsources ? &a->sources[0] : NULL;
+	size_t ne = a->nevents, shown = 0;
 	uint32_t lo = UINT32_MAX, hi = 0;
 
-	/* The declaration's file and line: where the function starts. */
-	if (fn->sym && fn->dso && sonde_dso_srcline(fn->dso, fn->sym->start, &decl) == 0)
-		file = decl.file;
+	bool *keep = calloc(a->ninsns + 1, sizeof(*keep));
+
+	/* Big functions: only the sampled instructions and their neighbours. */
+	for (size_t i = 0; keep && i < a->ninsns; i++) {
+		bool hit = a->ninsns <= CODE_INSNS;
+
+		for (size_t e = 0; !hit && e < ne; e++)
+			hit = a->insns[i].counts && a->insns[i].counts[e].samples;
+		for (size_t j = i > CODE_CONTEXT ? i - CODE_CONTEXT : 0;
+		     hit && j < a->ninsns && j <= i + CODE_CONTEXT; j++)
+			keep[j] = true;
+	}
 	fprintf(f, "%s{\"func\":%u,\"insns\":[", first ? "" : ",", func);
-	for (size_t i = 0; i < na; i++) {
-		struct sonde_tl_addr a = sonde_timeline_addr(tl, i);
-		struct sonde_srcline sl = {0};
+	for (size_t i = 0; keep && i < a->ninsns; i++) {
+		const struct sonde_annotate_insn *in = &a->insns[i];
+		bool main_file = in->line != SIZE_MAX && a->lines[in->line].source == 0;
 
-		if (a.func != func)
+		if (!keep[i])
 			continue;
-		if (fn->dso && sonde_dso_srcline(fn->dso, a.addr, &sl) == 0 && !file)
-			file = sl.file;
-		fprintf(f, "%s[\"0x%" PRIx64 "\",%u,[", shown++ ? "," : "", a.addr,
-			sl.file && sl.file == file ? sl.line : 0);
-		for (size_t e = 0; e < ne; e++)
-			fprintf(f, "%s%" PRIu64, e ? "," : "", a.samples[e]);
-		fprintf(f, "]]");
-		if (!sl.file || sl.file != file || !sl.line)
-			continue;
-		size_t l;
-		for (l = 0; l < nl && lines[l].line != sl.line; l++)
-			;
-		if (l == nl) {
-			struct line_heat *v = realloc(lines, (nl + 1) * sizeof(*v));
-
-			if (!v || !(v[nl].samples = calloc(ne, sizeof(uint64_t)))) {
-				lines = v ? v : lines;
-				break;
-			}
-			lines = v;
-			lines[nl++].line = sl.line;
-		}
-		for (size_t e = 0; e < ne; e++)
-			lines[l].samples[e] += a.samples[e];
-		lo = sl.line < lo ? sl.line : lo;
-		hi = sl.line > hi ? sl.line : hi;
+		fprintf(f, "%s[\"0x%" PRIx64 "\",%u,", shown++ ? "," : "", in->addr,
+			main_file ? in->src.line : 0);
+		samples_array(f, in->counts, ne);
+		fputc(']', f);
 	}
-	fprintf(f, "],\"file\":");
-	json_str(f, file ? file : "");
+	fprintf(f, "],\"asm\":{");
+	shown = 0;
+	for (size_t i = 0; keep && i < a->ninsns; i++) {
+		if (!keep[i] || !a->insns[i].text || !a->insns[i].text[0])
+			continue;
+		fprintf(f, "%s\"0x%" PRIx64 "\":", shown++ ? "," : "", a->insns[i].addr);
+		json_str(f, a->insns[i].text);
+	}
+	fprintf(f, "},\"file\":");
+	json_str(f, src ? (src->path ? src->path : src->file) : "");
 	fprintf(f, ",\"lines\":[");
-	for (size_t l = 0; l < nl; l++) {
-		fprintf(f, "%s[%u,[", l ? "," : "", lines[l].line);
-		for (size_t e = 0; e < ne; e++)
-			fprintf(f, "%s%" PRIu64, e ? "," : "", lines[l].samples[e]);
-		fprintf(f, "]]");
-		free(lines[l].samples);
+	shown = 0;
+	for (size_t l = 0; l < a->nlines; l++) {
+		const struct sonde_annotate_line *ln = &a->lines[l];
+
+		if (ln->source != 0 || !ln->src.line)
+			continue;
+		fprintf(f, "%s[%u,", shown++ ? "," : "", ln->src.line);
+		samples_array(f, ln->counts, ne);
+		fputc(']', f);
+		lo = ln->src.line < lo ? ln->src.line : lo;
+		hi = ln->src.line > hi ? ln->src.line : hi;
 	}
-	free(lines);
-	if (decl.file == file && decl.line && decl.line < lo)
-		lo = decl.line;
 	if (lo == UINT32_MAX)
 		lo = hi = 0;
 	lo = lo > 3 ? lo - 3 : 1;
 	hi = hi + 3 < lo + CODE_LINES ? hi + 3 : lo + CODE_LINES;
-	fprintf(f, "],\"first_line\":%u,\"text\":", lo);
-	if (file && nl)
-		source_text(f, file, sonde_dso_long_name(fn->dso), lo, hi);
-	else
-		fprintf(f, "[]");
-	/* Filled by the annotate library: disassembly per instruction. */
-	fprintf(f, ",\"asm\":null}");
-}
+	fprintf(f, "],\"first_line\":%u,\"text\":[", lo);
+	shown = 0;
+	for (uint32_t l = lo; src && src->nlines && l <= hi; l++) {
+		size_t len;
+		const char *t = sonde_annotate_source_line(src, l, &len);
+		char *line;
 
-static int code(FILE *f, const struct sonde_report *rep, size_t sort_event)
-{
-	const struct sonde_timeline *tl = rep->timeline;
-	size_t nf = sonde_timeline_nr_funcs(tl), na = sonde_timeline_nr_addrs(tl), nh = 0;
-	struct hot *h = calloc(nf + 1, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 0; i < nf; i++)
-		h[i].func = (uint32_t)i;
-	for (size_t i = 0; i < na; i++) {
-		struct sonde_tl_addr a = sonde_timeline_addr(tl, i);
-
-		h[a.func].samples += a.samples[sort_event];
-	}
-	qsort(h, nf, sizeof(*h), hot_cmp);
-	/* "provider" says who filled the block: srcline now, annotate later. */
-	fprintf(f, ",\"code\":{\"provider\":\"srcline\",\"functions\":[");
-	for (size_t i = 0; i < nf && nh < CODE_FUNCS && h[i].samples; i++) {
-		const struct sonde_tl_func *fn = sonde_timeline_func(tl, h[i].func);
-
-		if (!fn->sym || !fn->dso || fn->inlined)
-			continue;
-		code_func(f, rep, h[i].func, nh++ == 0);
+		if (!t || !(line = strndup(t, len)))
+			break;
+		fprintf(f, "%s", shown++ ? "," : "");
+		json_str(f, line);
+		free(line);
 	}
 	fprintf(f, "]}");
-	free(h);
-	return 0;
+	free(keep);
+}
+
+static int code(FILE *f, const struct sonde_report *rep, const struct sonde_print_opts *o)
+{
+	const struct sonde_symbol *syms[CODE_FUNCS];
+	size_t n = sonde_annotate_hottest(o->annotate, o->sort_event, syms, CODE_FUNCS), shown = 0;
+	struct sonde_annotate_build_opts none = {0};
+	int ret = 0;
+
+	if (n > CODE_FUNCS)
+		n = CODE_FUNCS;
+	fprintf(f, ",\"code\":{\"provider\":\"annotate\",\"functions\":[");
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint32_t func = func_of_sym(rep->timeline, syms[i]);
+		struct sonde_annotation *a;
+
+		if (func == UINT32_MAX)
+			continue;
+		ret = sonde_annotation_build(&a, o->annotate, syms[i],
+					     o->annotate_build ? o->annotate_build : &none);
+		if (ret)
+			break;
+		annotated_func(f, a, func, shown++ == 0);
+		sonde_annotation_free(a);
+	}
+	fprintf(f, "]}");
+	return ret;
 }
 
 int sonde_report_print_html(FILE *f, const struct sonde_report *rep,
@@ -510,7 +463,7 @@ int sonde_report_print_html(FILE *f, const struct sonde_report *rep,
 	int32_t *dix;
 	int ret;
 
-	if (!rep->timeline)
+	if (!rep->timeline || !o->annotate)
 		return -EINVAL;
 	fwrite(sonde_html_head, 1, sonde_html_head_len, f);
 	fprintf(f, "<script type=\"application/json\" id=\"sonde-data\">{\"version\":1");
@@ -528,7 +481,7 @@ int sonde_report_print_html(FILE *f, const struct sonde_report *rep,
 	free(dix);
 	nodes(f, rep->timeline);
 	if ((ret = functions(f, rep, o->sort_event)) || (ret = timeline(f, rep)) ||
-	    (ret = code(f, rep, o->sort_event)))
+	    (ret = code(f, rep, o)))
 		return ret;
 	fprintf(f, "}</script>\n");
 	fwrite(sonde_html_tail, 1, sonde_html_tail_len, f);

@@ -3,7 +3,7 @@
  * The timeline: one global call-path trie plus a compact record per
  * sample, folded into time bins on demand.
  *
- * Functions, trie nodes, threads and leaf addresses are interned through
+ * Functions, trie nodes and threads are interned through
  * open-addressing tables of indexes (slot = index + 1, 0 empty) into
  * growing arrays, so a sample costs a few hash probes per frame and no
  * allocation once the arrays have grown.  Nodes are keyed by (parent,
@@ -26,12 +26,6 @@ struct node {
 	uint64_t key; /* parent << 32 | func */
 };
 
-struct addr {
-	struct sonde_dso *dso;
-	uint64_t addr;
-	uint32_t func;
-};
-
 /* A table of indexes into one of the arrays below. */
 struct slots {
 	uint32_t *s;
@@ -52,11 +46,6 @@ struct sonde_timeline {
 	struct sonde_tl_thread *threads;
 	size_t nthreads, threads_cap;
 	struct sonde_u32map thread_by_tid;
-
-	struct addr *addrs;
-	uint64_t *addr_samples; /* [addr * nevents + ev] */
-	size_t naddrs, addrs_cap;
-	struct slots addr_slots;
 
 	struct rec *recs;
 	size_t nrecs, recs_cap;
@@ -84,11 +73,6 @@ static bool func_eq(const struct sonde_tl_func *a, const struct sonde_tl_func *b
 	if (a->sym || b->sym)
 		return a->sym == b->sym && a->inlined == b->inlined;
 	return a->dso == b->dso && a->addr == b->addr && a->kernel == b->kernel;
-}
-
-static uint64_t addr_hash(const struct sonde_dso *d, uint64_t addr)
-{
-	return mix((uintptr_t)d ^ mix(addr));
 }
 
 /* Grows @t to hold twice @n items, re-placing the @n items by @hash_of. */
@@ -121,13 +105,6 @@ static uint64_t func_hash_of(const void *ctx, size_t i)
 static uint64_t node_hash_of(const void *ctx, size_t i)
 {
 	return mix(((const struct sonde_timeline *)ctx)->nodes[i].key);
-}
-
-static uint64_t addr_hash_of(const void *ctx, size_t i)
-{
-	const struct addr *a = &((const struct sonde_timeline *)ctx)->addrs[i];
-
-	return addr_hash(a->dso, a->addr);
 }
 
 /* Grows *@v (of *@cap items of @size) to hold one more. */
@@ -177,9 +154,6 @@ void sonde_timeline_free(struct sonde_timeline *tl)
 	free(tl->node_slots.s);
 	free(tl->threads);
 	sonde_u32map_fini(&tl->thread_by_tid);
-	free(tl->addrs);
-	free(tl->addr_samples);
-	free(tl->addr_slots.s);
 	free(tl->recs);
 	free(tl);
 }
@@ -242,43 +216,6 @@ static uint32_t findnew_thread(struct sonde_timeline *tl, const struct sonde_tl_
 	return (uint32_t)tl->nthreads++;
 }
 
-/* Counts the leaf's object address for @ev. */
-static int count_addr(struct sonde_timeline *tl, const struct sonde_frame *fr, uint32_t func,
-		      uint32_t ev)
-{
-	size_t k, ne = tl->nevents;
-
-	if ((tl->naddrs + 1) * 2 > tl->addr_slots.cap &&
-	    slots_grow(&tl->addr_slots, tl->naddrs, addr_hash_of, tl))
-		return -ENOMEM;
-	for (k = addr_hash(fr->dso, fr->addr) & (tl->addr_slots.cap - 1); tl->addr_slots.s[k];
-	     k = (k + 1) & (tl->addr_slots.cap - 1)) {
-		size_t i = tl->addr_slots.s[k] - 1;
-
-		if (tl->addrs[i].dso == fr->dso && tl->addrs[i].addr == fr->addr) {
-			tl->addr_samples[i * ne + ev]++;
-			return 0;
-		}
-	}
-	if (tl->naddrs == tl->addrs_cap) {
-		size_t cap = tl->addrs_cap ? tl->addrs_cap * 2 : 256;
-		void *a;
-
-		if (!(a = realloc(tl->addrs, cap * sizeof(*tl->addrs))))
-			return -ENOMEM;
-		tl->addrs = a;
-		if (!(a = realloc(tl->addr_samples, cap * ne * sizeof(*tl->addr_samples))))
-			return -ENOMEM;
-		tl->addr_samples = a;
-		tl->addrs_cap = cap;
-	}
-	tl->addrs[tl->naddrs] = (struct addr){fr->dso, fr->addr, func};
-	memset(&tl->addr_samples[tl->naddrs * ne], 0, ne * sizeof(*tl->addr_samples));
-	tl->addr_samples[tl->naddrs * ne + ev] = 1;
-	tl->addr_slots.s[k] = (uint32_t)++tl->naddrs;
-	return 0;
-}
-
 int sonde_timeline_add(struct sonde_timeline *tl, const struct sonde_tl_sample *s,
 		       const struct sonde_frame *frames, size_t n)
 {
@@ -287,20 +224,12 @@ int sonde_timeline_add(struct sonde_timeline *tl, const struct sonde_tl_sample *
 
 	if (!n || s->event >= tl->nevents)
 		return -EINVAL;
-	size_t leaf = 0; /* the first frame that is a function, not an inlined body */
-	uint32_t leaf_func = UINT32_MAX;
-
-	while (leaf + 1 < n && frames[leaf].inlined)
-		leaf++;
 	for (size_t j = n; j-- > 0;) {
 		if ((func = findnew_func(tl, &frames[j])) == UINT32_MAX ||
 		    (node = findnew_node(tl, node, func)) == UINT32_MAX)
 			return -ENOMEM;
-		if (j == leaf)
-			leaf_func = func;
 	}
 	if ((thread = findnew_thread(tl, s)) == UINT32_MAX ||
-	    count_addr(tl, &frames[leaf], leaf_func, s->event) ||
 	    reserve((void **)&tl->recs, &tl->recs_cap, tl->nrecs, sizeof(*tl->recs)))
 		return -ENOMEM;
 	r = &tl->recs[tl->nrecs++];
@@ -364,17 +293,6 @@ void sonde_timeline_sample(const struct sonde_timeline *tl, size_t i, uint64_t *
 	*cpu = tl->recs[i].cpu;
 	*thread = tl->recs[i].thread;
 	*event = tl->recs[i].event;
-}
-
-size_t sonde_timeline_nr_addrs(const struct sonde_timeline *tl)
-{
-	return tl->naddrs;
-}
-
-struct sonde_tl_addr sonde_timeline_addr(const struct sonde_timeline *tl, size_t i)
-{
-	return (struct sonde_tl_addr){tl->addrs[i].func, tl->addrs[i].addr,
-				      &tl->addr_samples[i * tl->nevents]};
 }
 
 /* ---- bins ------------------------------------------------------------- */

@@ -140,6 +140,10 @@ def test_click_shows_callers_and_hot_line(browser, report):
     browser.click_selector('#fn-detail a[data-code]')
     hot_row = browser.eval("document.querySelector('#code-body tr.hot').innerText")
     assert "WORK(6)" in hot_row, hot_row
+    # Instructions from sonde annotate's model: disassembly with the samples.
+    assert browser.eval("sonde.data.code.provider") == "annotate"
+    insns = browser.eval("document.querySelectorAll('#code-body table.code-src')[1].innerText")
+    assert re.search(r"\b(add|imul|sub|mov)", insns), insns[:500]
     shot(browser, report, "code-hot_fn")
 
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The timeline (src/profile/timeline.c): one trie of whole stacks, leaf
- * addresses per event, and time bins keyed by (bin, leaf, thread, cpu,
+ * The timeline (src/profile/timeline.c): one trie of whole stacks and
+ * time bins keyed by (bin, leaf, thread, cpu,
  * event).  Frames are made by hand with fake symbols: the timeline only
  * compares their pointers.
  */
@@ -39,7 +39,7 @@ static const char *node_name(struct sonde_timeline *tl, size_t i)
 	return sonde_timeline_func(tl, func)->sym->name;
 }
 
-static void test_trie_and_addrs(void **state)
+static void test_trie(void **state)
 {
 	struct sonde_timeline *tl;
 	uint32_t parent, func;
@@ -68,18 +68,6 @@ static void test_trie_and_addrs(void **state)
 	}
 	assert_int_equal(sonde_timeline_nr_threads(tl), 2);
 	assert_int_equal(sonde_timeline_thread(tl, 0)->samples, 6);
-	/* Leaf addresses: hot at 0x20 and 0x21 three times each, warm once for event 1. */
-	assert_int_equal(sonde_timeline_nr_addrs(tl), 3);
-	for (size_t i = 0; i < 3; i++) {
-		struct sonde_tl_addr a = sonde_timeline_addr(tl, i);
-
-		if (a.addr == 0x30) {
-			assert_int_equal(a.samples[0], 0);
-			assert_int_equal(a.samples[1], 1);
-		} else {
-			assert_int_equal(a.samples[0], 3);
-		}
-	}
 	sonde_timeline_free(tl);
 }
 
@@ -137,7 +125,6 @@ static void test_many_stacks_grow_tables(void **state)
 	}
 	assert_int_equal(sonde_timeline_nr_nodes(tl), 1 + 2 + 5000);
 	assert_int_equal(sonde_timeline_nr_funcs(tl), 2 + 5000);
-	assert_int_equal(sonde_timeline_nr_addrs(tl), 5000);
 	assert_int_equal(sonde_timeline_nr_threads(tl), 3);
 	assert_int_equal(sonde_timeline_add(tl, &s, f, 0), -EINVAL);
 	sonde_timeline_free(tl);
@@ -146,7 +133,7 @@ static void test_many_stacks_grow_tables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_trie_and_addrs),
+	    cmocka_unit_test(test_trie),
 	    cmocka_unit_test(test_bins),
 	    cmocka_unit_test(test_many_stacks_grow_tables),
 	};
