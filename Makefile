@@ -6,7 +6,7 @@ PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build demo check unit integration vm asan fuzz bench clean
+.PHONY: all deps build demo check unit integration vm browser screenshot asan fuzz bench clean
 
 all: build
 
@@ -23,7 +23,7 @@ demo: deps build
 	$(SONDE) stat -e task-clock,context-switches,page-faults,cycles,syscalls:sys_enter_write -- $(BUILD)/examples/demo
 
 check: deps build
-	$(MAKE) unit integration asan fuzz
+	$(MAKE) unit integration browser asan fuzz
 
 unit: build
 	meson test -C $(BUILD) --print-errorlogs
@@ -34,6 +34,14 @@ integration: build
 # Only the tests that boot Debian's kernel in QEMU (tests/vm; also in integration).
 vm: build
 	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/integration/test_vm.py
+
+# sonde report --html in headless Chromium (tests/browser/cdp.py drives it).
+browser: build
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/browser
+
+# Refreshes docs/report.png from the browser tests.
+screenshot: build
+	SONDE_DOCS_SCREENSHOT=1 SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/browser -k callers
 
 $(ASAN)/build.ninja:
 	meson setup $(ASAN) -Db_sanitize=address,undefined -Db_lundef=false

@@ -19,6 +19,7 @@
 #include <sonde/perf_data.h>
 #include <sonde/profile.h>
 #include <sonde/symbols.h>
+#include <sonde/timeline.h>
 
 struct sonde_report;
 
@@ -49,6 +50,7 @@ struct sonde_report_opts {
 	bool callchains;   /* build call graphs (when the capture has chains) */
 	bool caller_order; /* -G caller */
 	bool no_unwind;	   /* ignore saved user stacks (--call-graph dwarf captures) */
+	bool timeline;	   /* also build the timeline (time-binned stacks): the HTML view */
 	/* Filters: a sample is kept when it matches one of each given list. */
 	const char *const *comms;
 	size_t ncomms;
@@ -82,6 +84,7 @@ struct sonde_report {
 	struct sonde_symtab *symtab;
 	struct sonde_machine *machine;
 	struct sonde_profile *profile;
+	struct sonde_timeline *timeline; /* NULL unless opts.timeline */
 	size_t nevents;
 	const struct sonde_pd_attr **events; /* [nevents], borrowed from the reader */
 	const char **event_names;	     /* [nevents] */

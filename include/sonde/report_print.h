@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Text and JSON views of a report (sonde report --stdio / --json).  They
+ * Text, JSON and HTML views of a report (sonde report --stdio / --json / --html).  They
  * read the finished model only.
  */
 #ifndef SONDE_REPORT_PRINT_H
@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <sonde/annotate.h>
 #include <sonde/report.h>
 
 struct sonde_print_opts {
@@ -19,12 +20,24 @@ struct sonde_print_opts {
 	bool show_samples;	/* a samples column per event (always with several events) */
 	bool header;		/* the "# ..." lines */
 	const char *file;	/* shown in the JSON */
+	/* HTML only (required): the Code view's data, from an annotate
+	 * accumulator attached to the report pass (sonde_annotate_attach()). */
+	const struct sonde_annotate *annotate;
+	const struct sonde_annotate_build_opts *annotate_build;
 };
 
 /* Return: 0, or -EIO when writing failed. */
 int sonde_report_print_stdio(FILE *out, const struct sonde_report *rep,
 			     const struct sonde_print_opts *o);
 int sonde_report_print_json(FILE *out, const struct sonde_report *rep,
+			    const struct sonde_print_opts *o);
+/*
+ * One self-contained HTML page (page embedded at build time, data as a
+ * JSON block).  Needs a report built with opts.timeline and an annotate
+ * accumulator in @o->annotate.
+ * Return: 0, -EINVAL without either, -ENOMEM, or -EIO.
+ */
+int sonde_report_print_html(FILE *out, const struct sonde_report *rep,
 			    const struct sonde_print_opts *o);
 
 /* Column text of an entry's key (shared by both views). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sonde report: options in perf report's conventions -> one report pass
- * -> the text or JSON view.
+ * -> the text, JSON or HTML view.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sonde/annotate.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
@@ -25,6 +26,8 @@ static const char usage[] =
     "  -i, --input FILE        the capture (default perf.data)\n"
     "      --stdio             text output (the default)\n"
     "      --json              one JSON object on stdout\n"
+    "      --html FILE         one self-contained interactive page (functions, call trees,\n"
+    "                          flame graph, timeline, code) written to FILE\n"
     "  -s, --sort KEYS         comm,pid,dso,sym,srcline combined (default comm,dso,sym)\n"
     "      --images            per object: --sort dso (with --comm, per application)\n"
     "      --children          inclusive totals per function (default with call chains)\n"
@@ -54,6 +57,7 @@ static const char usage[] =
 
 struct report_cli {
 	const char *input;
+	const char *html; /* --html FILE */
 	bool json, verbose, quiet;
 	int children; /* -1: default */
 	int graph;    /* -1: default, 0 none, 1 callee, 2 caller */
@@ -106,6 +110,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	enum {
 		OPT_STDIO = 256,
 		OPT_JSON,
+		OPT_HTML,
 		OPT_IMAGES,
 		OPT_CHILDREN,
 		OPT_NO_CHILDREN,
@@ -125,6 +130,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"input", required_argument, NULL, 'i'},
 	    {"stdio", no_argument, NULL, OPT_STDIO},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"html", required_argument, NULL, OPT_HTML},
 	    {"sort", required_argument, NULL, 's'},
 	    {"images", no_argument, NULL, OPT_IMAGES},
 	    {"children", no_argument, NULL, OPT_CHILDREN},
@@ -163,6 +169,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_JSON:
 			c->json = true;
+			break;
+		case OPT_HTML:
+			c->html = optarg;
 			break;
 		case 's':
 			c->sort = optarg;
@@ -335,10 +344,30 @@ static void verbose_symbols(const struct sonde_report *rep)
 	}
 }
 
+static int write_html(const char *path, const struct sonde_report *rep,
+		      const struct sonde_print_opts *po, bool quiet)
+{
+	FILE *f = fopen(path, "w");
+	long size;
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = sonde_report_print_html(f, rep, po);
+	size = ftell(f);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (!ret && !quiet)
+		fprintf(stderr, "sonde report: wrote %s (%.1f KB)\n", path, (double)size / 1024);
+	return ret;
+}
+
 static int run(struct report_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
 	struct sonde_report *rep = NULL;
+	struct sonde_annotate *an = NULL;
+	struct sonde_annotate_build_opts abo = {0};
 	struct sonde_errmsg err = {{0}};
 	struct sonde_print_opts po = {.callchain_limit = c->callchain_limit, .header = true};
 	int ret;
@@ -348,7 +377,10 @@ static int run(struct report_cli *c)
 		cli_error("%s", err.text[0] ? err.text : sonde_strerror(ret));
 		return EXIT_FAIL;
 	}
-	if (!c->sort)
+	/* The page's functions table is per function, whatever --sort says. */
+	if (c->html)
+		c->sort = "dso,sym";
+	else if (!c->sort)
 		c->sort = "comm,dso,sym";
 	ret = sonde_sort_keys_parse(c->sort, c->ro.keys, SONDE_SORT_MAX);
 	if (ret < 0) {
@@ -368,6 +400,11 @@ static int run(struct report_cli *c)
 		c->ro.callchains = chains && c->graph != 0;
 		/* perf draws inclusive rows from the callers down, self rows upwards. */
 		c->ro.caller_order = c->graph == 2 || (c->graph < 0 && c->ro.children);
+		/* The page draws its trees from the timeline's one trie of whole stacks. */
+		if (c->html) {
+			c->ro.timeline = true;
+			c->ro.callchains = false;
+		}
 	}
 	c->ro.comms = (const char *const *)c->comms.v;
 	c->ro.ncomms = c->comms.n;
@@ -381,11 +418,25 @@ static int run(struct report_cli *c)
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet)
 		c->ro.progress = progress;
+	/* The page's Code view: sonde annotate's per-instruction counts of every symbol. */
+	if (c->html) {
+		struct sonde_annotate_opts ao = {0};
+
+		if ((ret = sonde_annotate_new(
+			 &an, sonde_pd_reader_nr_attrs(r) ? sonde_pd_reader_nr_attrs(r) : 1,
+			 &ao))) {
+			cli_error("%s", sonde_strerror(ret));
+			sonde_pd_reader_close(r);
+			return EXIT_FAIL;
+		}
+		sonde_annotate_attach(an, &c->ro);
+	}
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
 	if (c->ro.progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (ret) {
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
+		sonde_annotate_free(an);
 		sonde_pd_reader_close(r);
 		return EXIT_FAIL;
 	}
@@ -398,12 +449,20 @@ static int run(struct report_cli *c)
 		po.callchains = c->ro.callchains;
 		po.show_samples = c->show_samples || rep->nevents > 1;
 		po.file = c->input;
-		ret = c->json ? sonde_report_print_json(stdout, rep, &po)
-			      : sonde_report_print_stdio(stdout, rep, &po);
+		if (c->html) {
+			abo.arch = sonde_pd_reader_features(r)->arch;
+			po.annotate = an;
+			po.annotate_build = &abo;
+			ret = write_html(c->html, rep, &po, c->quiet);
+		} else
+			ret = c->json ? sonde_report_print_json(stdout, rep, &po)
+				      : sonde_report_print_stdio(stdout, rep, &po);
 		if (ret)
-			cli_error("writing the report: %s", sonde_strerror(ret));
+			cli_error("writing the report%s%s: %s", c->html ? " to " : "",
+				  c->html ? c->html : "", sonde_strerror(ret));
 		ret = ret ? EXIT_FAIL : EXIT_OK;
 	}
+	sonde_annotate_free(an); /* before the report: it borrows the report's symbols */
 	sonde_report_free(rep);
 	sonde_pd_reader_close(r);
 	return ret;

@@ -233,6 +233,21 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (err)
 			return err;
 	}
+	if (rep->timeline) {
+		struct sonde_tl_sample ts = {
+		    .time = (s->present & PERF_SAMPLE_TIME) ? s->time : 0,
+		    .cpu = (s->present & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX,
+		    .pid = s->pid,
+		    .tid = s->tid,
+		    .comm = t->comm,
+		    .event = (uint32_t)event_index(rep, rec->attr),
+		    .period = period,
+		};
+		int err = sonde_timeline_add(rep->timeline, &ts, ps->frames, n);
+
+		if (err)
+			return err;
+	}
 	return sonde_profile_add(
 	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid, ps->frames,
 	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
@@ -348,6 +363,7 @@ static int start_events(struct pass *ps)
 	struct sonde_report *rep = ps->rep;
 	const struct sonde_report_opts *o = ps->o;
 	struct sonde_profile_opts po = {0};
+	int err;
 
 	rep->nevents = sonde_pd_reader_nr_attrs(rep->reader);
 	if (!rep->nevents)
@@ -367,6 +383,8 @@ static int start_events(struct pass *ps)
 	po.children = o->children;
 	po.callchains = o->callchains;
 	po.caller_order = o->caller_order;
+	if (o->timeline && (err = sonde_timeline_new(&rep->timeline, rep->nevents)))
+		return err;
 	return sonde_profile_new(&rep->profile, &po);
 }
 
@@ -451,6 +469,7 @@ void sonde_report_free(struct sonde_report *rep)
 	if (!rep)
 		return;
 	sonde_profile_free(rep->profile);
+	sonde_timeline_free(rep->timeline);
 	sonde_machine_free(rep->machine);
 	sonde_symtab_free(rep->symtab);
 	free(rep->events);
