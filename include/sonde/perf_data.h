@@ -503,6 +503,12 @@ const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_
  * iteration with 0 and sets sonde_pd_reader_tail().
  */
 int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec);
+/*
+ * A hint that the data before file offset @upto will not be read soon:
+ * its pages leave memory (they stay valid: touching them reads the file
+ * again).  Keeps a big capture's resident size to what is in flight.
+ */
+void sonde_pd_reader_forget(struct sonde_pd_reader *r, uint64_t upto);
 /* Back to the first record (not in stream mode: -ESPIPE). */
 int sonde_pd_reader_rewind(struct sonde_pd_reader *r);
 enum sonde_pd_tail sonde_pd_reader_tail(const struct sonde_pd_reader *r);

@@ -172,9 +172,15 @@ int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver
 		if (progress && (w.st->records & 0xffff) == 0)
 			progress(ctx, rec.offset);
 		if (rec.type == SONDE_PD_RECORD_FINISHED_ROUND) {
+			uint64_t keep = rec.offset;
+
 			if ((err = flush(&w, &q, limit, false)))
 				break;
 			limit = max_time;
+			for (size_t i = 0; i < q.n; i++)
+				if (q.v[i].data && q.v[i].file_off < keep)
+					keep = q.v[i].file_off;
+			sonde_pd_reader_forget(r, keep);
 			continue;
 		}
 		if (rec.type >= SONDE_PD_KERNEL_RECORD_MAX) {

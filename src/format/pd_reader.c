@@ -74,6 +74,7 @@ struct sonde_pd_reader {
 
 	/* iteration */
 	uint64_t data_start, data_end, pos;
+	uint64_t forgotten;  /* data bytes before this were handed back (madvise) */
 	bool truncated_file; /* the declared data end lies past the end of file */
 	enum sonde_pd_tail tail;
 	int err;	  /* sticky iteration error */
@@ -707,13 +708,15 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 		err = setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
 	} else if (S_ISREG(st.st_mode)) {
 		if (st.st_size > 0) {
-			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ,
-				      MAP_PRIVATE | MAP_POPULATE, fd, 0);
+			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (r->map == MAP_FAILED) {
 				r->map = NULL;
 				err = setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
 			} else {
 				r->map_len = (size_t)st.st_size;
+				/* Read once front to back: big readahead, and what was
+				 * read can go (sonde_pd_reader_forget). */
+				madvise(r->map, r->map_len, MADV_SEQUENTIAL);
 			}
 		}
 		r->base = r->map;
@@ -831,6 +834,26 @@ const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_
 enum sonde_pd_tail sonde_pd_reader_tail(const struct sonde_pd_reader *r)
 {
 	return r->tail;
+}
+
+void sonde_pd_reader_forget(struct sonde_pd_reader *r, uint64_t upto)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t from, to;
+
+	if (!r->map || page <= 0 || upto <= r->data_start)
+		return;
+	if (upto > r->data_end)
+		upto = r->data_end;
+	/* Whole pages inside the data section: the features after it stay. */
+	from = (r->forgotten > r->data_start ? r->forgotten : r->data_start);
+	from = (from + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	to = upto & ~((uint64_t)page - 1);
+	if (to <= from || to - from < 64 * (uint64_t)page)
+		return;
+	/* Clean file pages of a private read-only map: dropped now, read again if touched. */
+	madvise((uint8_t *)r->map + from, (size_t)(to - from), MADV_DONTNEED);
+	r->forgotten = to;
 }
 
 int sonde_pd_reader_rewind(struct sonde_pd_reader *r)
