@@ -612,6 +612,10 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		sonde_workload_abort(&c->wl);
 		goto out;
 	}
+	/* System wide, the counters run before the workload execs, so its exec
+	 * COMM is recorded; a workload's own counters start at its exec. */
+	if (c->wl.pid <= 0 || o->all_cpus)
+		sonde_record_enable(c->rec);
 	if (c->wl.pid > 0) {
 		r = sonde_workload_start(&c->wl);
 		if (r < 0) {
@@ -619,10 +623,6 @@ static int run_capture(struct capture *c, int argc, char **argv)
 			ret = 127;
 			goto out;
 		}
-		if (o->all_cpus)
-			sonde_record_enable(c->rec);
-	} else {
-		sonde_record_enable(c->rec);
 	}
 	capture_loop(c, &waitmask);
 	sonde_record_disable(c->rec);
