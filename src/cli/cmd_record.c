@@ -2,14 +2,12 @@
 /*
  * sonde record: sample events into perf.data.
  *
- * Order of work: parse options, open the writer, fork the workload (held
- * at its gate), open events and rings, declare the events to the writer,
- * synthesize what already runs, then start.  The loop waits in ppoll() on
- * the rings, the workload's pidfd and signals (unblocked only inside
- * ppoll), drains every ring after each wake-up and marks the end of each
- * pass with FINISHED_ROUND so readers can merge CPUs in time order.  Every
- * way out (workload exit or crash, Ctrl-C, SIGTERM, a write error) goes
- * through the same end: disable, final drain, features, close.
+ * Order of work: parse options, open the writer, open the capture (the
+ * workload forked and held at its gate, events and rings, see
+ * sonde/capture.h: the loop is shared with sonde-agent), declare the events
+ * to the writer, synthesize what already runs, then run.  Every way out
+ * (workload exit or crash, Ctrl-C, SIGTERM, a write error) goes through the
+ * same end: disable, final drain, features, close.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sonde/capture.h>
 #include <sonde/doctor.h>
 #include <sonde/evprobe.h>
 #include <sonde/perf_data.h>
@@ -94,13 +93,6 @@ static int writer_sink(void *ctx, const void *buf, size_t len)
 static int writer_emit(void *ctx, const void *rec, size_t len)
 {
 	return sonde_pd_writer_write(ctx, rec, len);
-}
-
-static int finished_round(struct sonde_pd_writer *w)
-{
-	struct perf_event_header h = {.type = SONDE_PD_RECORD_FINISHED_ROUND, .size = sizeof(h)};
-
-	return sonde_pd_writer_write(w, &h, sizeof(h));
 }
 
 static int parse_ids(const char *arg, pid_t **out, size_t *n)
@@ -316,10 +308,6 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	return 0;
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
 /* Keeps the previous capture as FILE.old, as perf does. */
 static void keep_old(const char *path)
 {
@@ -353,8 +341,8 @@ struct capture {
 	struct record_opts *o;
 	struct cli *cli;
 	struct sonde_pd_writer *w;
-	struct sonde_record *rec;
-	struct sonde_workload wl;
+	struct sonde_capture cap;
+	struct sonde_record *rec; /* borrowed from cap */
 	struct sonde_cpulist cpus;
 	int status;       /* workload wait status, -1 if none */
 	bool interrupted; /* stopped by a signal */
@@ -382,100 +370,15 @@ static int declare_events(struct capture *c)
 	return 0;
 }
 
-static int synthesize(struct capture *c)
+static void warn_kernel_map_hidden(void)
 {
-	struct sonde_synth s = {
-		.procfs = "/proc",
-		.sysfs = "/sys",
-		.id_hdr_size = sonde_record_id_hdr_size(c->rec),
-		.emit = writer_emit,
-		.ctx = c->w,
-		.mmap_data = c->o->cg == SONDE_CG_DWARF,
-	};
-	int r = sonde_synth_kernel_mmap(&s);
+	struct sonde_doctor_config cfg;
+	const char *why;
+	char buf[256];
 
-	/* Hidden kernel addresses (kptr_restrict) cost kernel symbols, not the capture. */
-	if (r == -EACCES || r == -ENOENT) {
-		struct sonde_doctor_config cfg;
-		const char *why;
-		char buf[256];
-
-		sonde_doctor_config_default(&cfg);
-		why = sonde_doctor_explain_kallsyms(&cfg, buf, sizeof(buf));
-		cli_warn("no kernel map in the capture: %s",
-			 why ? why : "kallsyms lists no _text or _stext");
-		r = 0;
-	}
-	if (r == 0)
-		r = sonde_synth_modules(&s);
-	if (r == 0 && c->o->all_cpus)
-		r = sonde_synth_all_processes(&s);
-	for (size_t i = 0; r == 0 && i < c->o->npids; i++)
-		r = sonde_synth_process(&s, c->o->pids[i]);
-	/* A thread's process is synthesized whole: perf does the same. */
-	for (size_t i = 0; r == 0 && i < c->o->ntids; i++)
-		r = sonde_synth_process(&s, c->o->tids[i]);
-	return r;
-}
-
-/* The capture loop.  Returns when the capture should end. */
-static void capture_loop(struct capture *c, const sigset_t *waitmask)
-{
-	struct pollfd pfd[1024];
-	size_t nrings = sonde_record_pollfds(c->rec, pfd, 1000), n = nrings;
-	int pidfd = -1;
-
-	if (c->wl.pid > 0) {
-		pidfd = (int)syscall(SYS_pidfd_open, c->wl.pid, 0);
-		if (pidfd >= 0) {
-			pfd[n].fd = pidfd;
-			pfd[n].events = POLLIN;
-			n++;
-		}
-	}
-	for (;;) {
-		long got;
-		int pr;
-
-		if (stop_signal) {
-			c->interrupted = true;
-			if (c->wl.pid > 0)
-				kill(c->wl.pid, stop_signal);
-			stop_signal = 0;
-			if (c->wl.pid <= 0)
-				break;
-		}
-		if (c->wl.pid > 0 && (child_exited || (pidfd >= 0 && pfd[nrings].revents))) {
-			int status;
-
-			child_exited = 0;
-			if (waitpid(c->wl.pid, &status, WNOHANG) == c->wl.pid) {
-				c->status = status;
-				break;
-			}
-		}
-		pr = ppoll(pfd, n, NULL, waitmask);
-		if (pr < 0 && errno != EINTR)
-			break;
-		got = sonde_record_drain(c->rec, writer_sink, c->w);
-		if (got > 0)
-			finished_round(c->w);
-		if (got < 0 || sonde_pd_writer_error(c->w)) {
-			c->write_err = got < 0 ? (int)got : sonde_pd_writer_error(c->w);
-			break;
-		}
-		/* Attached targets gone: every ring hung up. */
-		if (c->wl.pid <= 0 && !c->o->all_cpus) {
-			size_t hup = 0;
-
-			for (size_t k = 0; k < nrings; k++)
-				hup += !!(pfd[k].revents & POLLHUP);
-			if (hup == nrings)
-				break;
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
+	sonde_doctor_config_default(&cfg);
+	why = sonde_doctor_explain_kallsyms(&cfg, buf, sizeof(buf));
+	cli_warn("no kernel map in the capture: %s", why ? why : "kallsyms lists no _text or _stext");
 }
 
 #define MIB (1024.0 * 1024.0)
@@ -532,7 +435,7 @@ static int workload_exit_code(int status)
 static int run_capture(struct capture *c, int argc, char **argv)
 {
 	struct record_opts *o = c->o;
-	struct sonde_record_opts ro = {0};
+	struct sonde_capture_opts co = {0};
 	struct sonde_errmsg err = {{0}};
 	sigset_t block, waitmask;
 	int r, ret = EXIT_FAIL;
@@ -562,29 +465,28 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGCHLD);
 
-	if (o->argv) {
-		r = sonde_workload_prepare(&c->wl, o->argv);
-		if (r < 0) {
-			cli_error("can't start '%s': %s", o->argv[0], strerror(-r));
-			goto out;
-		}
-	}
-	ro.events = &o->events;
-	ro.target.workload = c->wl.pid;
-	ro.target.pids = o->pids;
-	ro.target.npids = o->npids;
-	ro.target.tids = o->tids;
-	ro.target.ntids = o->ntids;
-	ro.target.cpus = &c->cpus;
-	ro.target.procfs = "/proc";
-	ro.freq = o->freq;
-	ro.period = o->period;
-	ro.callgraph = o->cg;
-	ro.dwarf_size = o->dwarf_size;
-	ro.pages = o->pages;
-	ro.filters = (const char *const *)o->filters;
-	ro.system_wide = o->all_cpus;
-	r = sonde_record_open(&c->rec, &ro);
+	co.rec.events = &o->events;
+	co.rec.target.pids = o->pids;
+	co.rec.target.npids = o->npids;
+	co.rec.target.tids = o->tids;
+	co.rec.target.ntids = o->ntids;
+	co.rec.target.cpus = &c->cpus;
+	co.rec.target.procfs = "/proc";
+	co.rec.freq = o->freq;
+	co.rec.period = o->period;
+	co.rec.callgraph = o->cg;
+	co.rec.dwarf_size = o->dwarf_size;
+	co.rec.pages = o->pages;
+	co.rec.filters = (const char *const *)o->filters;
+	co.rec.system_wide = o->all_cpus;
+	co.argv = o->argv;
+	co.sink = writer_sink;
+	co.sink_ctx = c->w;
+	co.waitmask = &waitmask;
+	co.stop_signal = &stop_signal;
+	co.child_exited = &child_exited;
+	r = sonde_capture_open(&c->cap, &co);
+	c->rec = c->cap.rec;
 	if (r < 0) {
 		char why[512];
 
@@ -593,8 +495,7 @@ static int run_capture(struct capture *c, int argc, char **argv)
 				  sonde_doctor_explain_open_error(&c->rec->failed->attr,
 								  c->rec->failed_err, why, sizeof(why)));
 		else
-			cli_error("%s", c->rec ? c->rec->err.text : strerror(-r));
-		sonde_workload_abort(&c->wl);
+			cli_error("%s", c->cap.err.text);
 		goto out;
 	}
 	if (c->rec->freq_asked)
@@ -607,36 +508,26 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
 	if (r == 0)
-		r = synthesize(c);
+		r = sonde_capture_synthesize(&c->cap, writer_emit, c->w);
+	if (r == 0 && c->cap.kernel_map_hidden)
+		warn_kernel_map_hidden();
 	if (r < 0) {
 		cli_error("can't write %s: %s", o->output, sonde_pd_writer_errmsg(c->w)[0]
 				 ? sonde_pd_writer_errmsg(c->w) : strerror(-r));
-		sonde_workload_abort(&c->wl);
 		goto out;
 	}
-	if (c->wl.pid > 0) {
-		r = sonde_workload_start(&c->wl);
-		if (r < 0) {
-			cli_error("can't run '%s': %s", o->argv[0], strerror(-r));
-			ret = 127;
-			goto out;
-		}
-		if (o->all_cpus)
-			sonde_record_enable(c->rec);
-	} else {
-		sonde_record_enable(c->rec);
+	r = sonde_capture_run(&c->cap);
+	if (r < 0) {
+		cli_error("%s", c->cap.err.text);
+		ret = 127;
+		goto out;
 	}
-	capture_loop(c, &waitmask);
-	sonde_record_disable(c->rec);
-	if (c->wl.pid > 0 && c->status < 0) {
-		/* Stopped early: the workload got our signal; reap it. */
-		int status;
-
-		if (waitpid(c->wl.pid, &status, 0) == c->wl.pid)
-			c->status = status;
-	}
-	if (!c->write_err && sonde_record_drain(c->rec, writer_sink, c->w) > 0)
-		finished_round(c->w);
+	c->status = c->cap.status;
+	c->interrupted = c->cap.end == SONDE_CAPTURE_SIGNALED;
+	if (c->cap.end == SONDE_CAPTURE_SINK_ERROR)
+		c->write_err = c->cap.sink_err;
+	else if (sonde_pd_writer_error(c->w))
+		c->write_err = sonde_pd_writer_error(c->w);
 	ret = EXIT_OK;
 out:
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
@@ -652,8 +543,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		.output = "perf.data",
 		.kallsyms = -1,
 	};
-	struct capture c = {.o = &o, .cli = cli, .status = -1, .wl = {.pid = -1, .go_fd = -1,
-								       .err_fd = -1}};
+	struct capture c = {.o = &o, .cli = cli, .status = -1};
 	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -700,7 +590,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	}
 	if (ret == EXIT_OK && o.argv)
 		ret = workload_exit_code(c.status);
-	sonde_record_close(c.rec);
+	sonde_capture_close(&c.cap);
 	sonde_cpulist_fini(&c.cpus);
 out:
 	if (o.filters)
