@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sonde/agent.h>
 #include <sonde/capture.h>
 #include <sonde/doctor.h>
 #include <sonde/evprobe.h>
@@ -54,6 +55,10 @@ static const char record_usage[] =
 	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
+	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]\n"
+	"                         capture on a target running sonde-agent (the command\n"
+	"                         runs there); the file is written here\n"
+	"      --token-file FILE  the agent's token (needed off loopback)\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
@@ -73,6 +78,10 @@ struct record_opts {
 	int kallsyms; /* -1 default, 0 no, 1 yes */
 	int zlevel;   /* 0: no compression */
 	char **argv;
+	/* --target: the -e and --filter arguments go to the target as they are */
+	const char *target, *token_file;
+	const char **specs, **spec_filters;
+	size_t nspecs;
 };
 
 static volatile sig_atomic_t stop_signal, child_exited;
@@ -177,9 +186,26 @@ static int grow_filters(struct record_opts *o)
 	return 0;
 }
 
+static int add_remote_spec(struct record_opts *o, const char *spec)
+{
+	const char **v = realloc(o->specs, (o->nspecs + 1) * sizeof(*v));
+	const char **f;
+
+	if (!v)
+		return -ENOMEM;
+	o->specs = v;
+	f = realloc(o->spec_filters, (o->nspecs + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	o->spec_filters = f;
+	o->specs[o->nspecs] = spec;
+	o->spec_filters[o->nspecs++] = "";
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS };
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -195,6 +221,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"kallsyms", no_argument, NULL, OPT_KALLSYMS},
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
+		{"target", required_argument, NULL, OPT_TARGET},
+		{"token-file", required_argument, NULL, OPT_TOKEN},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -202,11 +230,27 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	char *end;
 	int c, r;
 
+	/* A remote capture's events are the target's: find --target first. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
+			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::h", opts, NULL)) != -1) {
 		switch (c) {
+		case OPT_TARGET:
+			o->target = optarg;
+			break;
+		case OPT_TOKEN:
+			o->token_file = optarg;
+			break;
 		case 'e': {
 			size_t before = o->events.n;
+
+			if (o->target) {
+				if (add_remote_spec(o, optarg) < 0)
+					return EXIT_FAIL;
+				break;
+			}
 
 			r = sonde_evlist_parse(&o->events, optarg, cli_roots(cli));
 			if (r < 0) {
@@ -221,6 +265,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			break;
 		}
 		case OPT_FILTER:
+			if (o->target) {
+				if (!o->nspecs)
+					return cli_usage_error("record", "--filter applies to a tracepoint: "
+									 "put it after -e SYS:EVENT");
+				o->spec_filters[o->nspecs - 1] = optarg;
+				break;
+			}
 			if ((r = set_filter(o, last_first, optarg)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
@@ -297,6 +348,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		return cli_usage_error("record", "give a command (-- CMD), -p, -t, -a or -C");
 	if ((o->npids || o->ntids) && (o->all_cpus || o->argv))
 		return cli_usage_error("record", "-p/-t can't be combined with -a, -C or a command");
+	if (o->token_file && !o->target)
+		return cli_usage_error("record", "--token-file goes with --target");
+	if (o->target)
+		return 0; /* the target picks its default event */
 	if (!o->events.n) {
 		/* perf's default is cycles; without a PMU it falls back to cpu-clock. */
 		const char *def = sonde_hw_pmu_probe() == 0 ? "cycles" : "cpu-clock";
@@ -534,6 +589,57 @@ out:
 	return ret;
 }
 
+/* --target: the same options, run by sonde-agent on the target. */
+static int run_remote(struct record_opts *o, int argc, char **argv)
+{
+	const char **cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
+	uint32_t *pids = calloc(o->npids + 1, sizeof(*pids)), *tids = calloc(o->ntids + 1, sizeof(*tids));
+	struct sonde_agent_record_req req = {
+		.nspecs = (uint32_t)o->nspecs,
+		.specs = o->specs,
+		.filters = o->spec_filters,
+		.freq = o->freq,
+		.period = o->period,
+		.callgraph = o->cg,
+		.dwarf_size = o->dwarf_size,
+		.pages = o->pages,
+		.cpu_list = o->cpu_list ? o->cpu_list : "",
+		.npids = (uint32_t)o->npids,
+		.ntids = (uint32_t)o->ntids,
+		.pids = pids,
+		.tids = tids,
+		.cmdline = cmdline,
+		.cmdc = (uint32_t)argc + 1,
+	};
+	int ret = EXIT_FAIL;
+
+	if (!cmdline || !pids || !tids)
+		goto out;
+	cmdline[0] = "sonde";
+	for (int i = 0; i < argc; i++)
+		cmdline[i + 1] = argv[i];
+	for (size_t i = 0; i < o->npids; i++)
+		pids[i] = (uint32_t)o->pids[i];
+	for (size_t i = 0; i < o->ntids; i++)
+		tids[i] = (uint32_t)o->tids[i];
+	if (o->all_cpus)
+		req.flags |= SONDE_AGENT_R_SYSTEM_WIDE;
+	/* The host can't read the target's kallsyms later: keep them by default. */
+	if (o->kallsyms != 0)
+		req.flags |= SONDE_AGENT_R_KALLSYMS;
+	if (o->argv) {
+		while (o->argv[req.argc])
+			req.argc++;
+		req.argv = (const char **)o->argv;
+	}
+	ret = record_remote(o->target, o->token_file, &req, o->output, o->zlevel);
+out:
+	free(cmdline);
+	free(pids);
+	free(tids);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv, struct cli *cli)
 {
 	struct record_opts o = {
@@ -552,6 +658,10 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	ret = parse_options(argc, argv, &o, cli);
 	if (ret != 0) {
 		ret = ret < 0 ? EXIT_OK : ret;
+		goto out;
+	}
+	if (o.target) {
+		ret = run_remote(&o, argc, argv);
 		goto out;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -599,6 +709,8 @@ out:
 	free(o.filters);
 	free(o.pids);
 	free(o.tids);
+	free(o.specs);
+	free(o.spec_filters);
 	sonde_evlist_fini(&o.events);
 	return ret;
 }
