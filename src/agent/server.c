@@ -799,8 +799,10 @@ int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 			r = sonde_errmsg_set(why, -EPROTO, "unexpected %s",
 					     sonde_agent_msg_name(m.type));
 		}
-		if (r == -EBADMSG && !why->text[0])
+		if (r == -EBADMSG && !why->text[0]) {
+			send_error(&s, r, "malformed %s", sonde_agent_msg_name(m.type));
 			sonde_errmsg_set(why, r, "malformed %s", sonde_agent_msg_name(m.type));
+		}
 	}
 	names_clear(&s.names);
 	sonde_wbuf_fini(&s.out);
