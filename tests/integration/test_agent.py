@@ -7,6 +7,7 @@ to check what the agent itself refuses, whatever a host would send.
 """
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
@@ -18,7 +19,11 @@ import pytest
 
 from conftest import BUILD, run, sonde, workload
 
-AGENT = os.path.join(BUILD, "src", "agent", "sonde-agent")
+from conftest import TOP
+
+# SONDE_AGENT runs the tests against another agent build (e.g. the musl one
+# from scripts/build-agent-cross).
+AGENT = os.environ.get("SONDE_AGENT", os.path.join(BUILD, "src", "agent", "sonde-agent"))
 
 HELLO, AUTH, OK, ERROR, RECORD, EVENTS = 1, 2, 3, 4, 5, 6
 BUILDID, BUILDID_REPLY, FILE, FILE_REPLY, BYE = 11, 12, 13, 14, 17
@@ -340,3 +345,28 @@ def test_bad_options_fail_before_capture(agent_factory, tmp_path):
     assert p.returncode == 1 and "on the target" in p.stderr, p.stderr
     p = sonde("record", "--target", "127.0.0.1:1", "-o", str(out), "--", "true", check=False)
     assert p.returncode == 1 and "can't connect" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(not shutil.which("qemu-aarch64-static") or not shutil.which("aarch64-linux-gnu-gcc"),
+                    reason="needs qemu-user-static and gcc-aarch64-linux-gnu")
+def test_aarch64_agent_handshake_under_qemu_user(tmp_path):
+    """The cross-built static aarch64 agent answers the hello and lists its
+    events; qemu-user has no perf_event_open, so a capture fails cleanly."""
+    d = tmp_path / "b"
+    run(["meson", "setup", str(d), TOP, "--cross-file",
+         os.path.join(TOP, "cross", "aarch64-linux-gnu.txt"), "-Dhost=false", "-Dtests=false"])
+    run(["ninja", "-C", str(d), "src/agent/sonde-agent"], timeout=600)
+    exe = d / "src" / "agent" / "sonde-agent"
+    assert "ARM aarch64" in run(["file", str(exe)]).stdout
+    p = subprocess.Popen(["qemu-aarch64-static", str(exe), "--listen", "127.0.0.1:0"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r":(\d+)$", p.stderr.readline().strip()).group(1)
+        out = sonde("list", "--target", f"127.0.0.1:{port}", "cpu-clock").stdout
+        assert "(aarch64 " in out and "cpu-clock" in out, out
+        r = sonde("record", "--target", f"127.0.0.1:{port}", "-a", "-o", str(tmp_path / "q.data"),
+                  "-e", "cpu-clock", check=False)
+        assert r.returncode == 1 and "on the target" in r.stderr, r.stderr
+    finally:
+        p.kill()
+        p.wait()
