@@ -33,7 +33,7 @@ struct sonde_agent_config {
 	bool allow_exec;
 	uint64_t max_bytes; /* record bytes per capture; 0: no cap */
 	uint64_t max_rate;  /* record bytes per second; 0: no cap */
-	int listen_fd;      /* polled during a capture to turn others away; -1 */
+	int listen_fd;	    /* polled during a capture to turn others away; -1 */
 	const char *version;
 	volatile sig_atomic_t *stop_signal; /* set by a signal handler: ends a capture; or NULL */
 };
@@ -50,13 +50,13 @@ void sonde_agent_refuse_busy(int fd);
 
 struct sonde_agent_client {
 	struct sonde_agent_conn conn;
-	pid_t ssh_pid; /* the ssh child, or -1 */
+	pid_t ssh_pid;			/* the ssh child, or -1 */
 	struct sonde_agent_hello hello; /* strings borrowed from hello_buf */
-	uint8_t *hello_buf;             /* owned */
+	uint8_t *hello_buf;		/* owned */
 	struct sonde_errmsg err;
 	/* Set by sonde_agent_client_record(): */
-	bool cut;           /* the connection ended before END */
-	uint64_t received;  /* record bytes written */
+	bool cut;	   /* the connection ended before END */
+	uint64_t received; /* record bytes written */
 	struct sonde_agent_end end;
 	struct sonde_agent_events events;
 	bool kernel_map_hidden;
@@ -96,13 +96,11 @@ int sonde_agent_client_build_id(struct sonde_agent_client *c, int kind, const ch
 				uint32_t pid, uint8_t id[20]);
 
 /* FILE request.  Return: 0 with *blob new (free()), or a negative code. */
-int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **blob,
-			    size_t *len);
+int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **blob, size_t *len);
 
 /* LIST: calls @line for each entry (name NULL: a note).  Return: 0 or negative. */
 int sonde_agent_client_list(struct sonde_agent_client *c, const char *what,
-			    void (*line)(void *ctx, const char *name, const char *kind),
-			    void *ctx);
+			    void (*line)(void *ctx, const char *name, const char *kind), void *ctx);
 
 void sonde_agent_client_bye(struct sonde_agent_client *c);
 

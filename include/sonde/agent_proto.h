@@ -88,9 +88,9 @@ struct sonde_agent_record_req {
 	const char *cpu_list; /* "" for every online CPU */
 	uint32_t npids, ntids;
 	uint32_t *pids, *tids;
-	uint32_t argc; /* the workload, or 0 */
+	uint32_t argc;	   /* the workload, or 0 */
 	const char **argv; /* NULL-terminated */
-	uint32_t cmdc;     /* the host's command line, for HEADER_CMDLINE */
+	uint32_t cmdc;	   /* the host's command line, for HEADER_CMDLINE */
 	const char **cmdline;
 	void *mem_; /* owned: every array above */
 };
@@ -129,13 +129,13 @@ struct sonde_agent_end {
 	uint64_t bytes; /* record bytes sent */
 	uint32_t nrings;
 	struct sonde_agent_ring *rings; /* owned */
-	const char *message;            /* borrowed; "" */
+	const char *message;		/* borrowed; "" */
 };
 
 enum sonde_agent_buildid_kind {
 	SONDE_AGENT_BID_KERNEL,
 	SONDE_AGENT_BID_MODULE, /* name: a module name */
-	SONDE_AGENT_BID_FILE,   /* name: an absolute path named in the last capture */
+	SONDE_AGENT_BID_FILE,	/* name: an absolute path named in the last capture */
 };
 
 enum sonde_agent_file_kind {

@@ -25,11 +25,11 @@
 
 struct sonde_capture_opts {
 	struct sonde_record_opts rec; /* events, target (cpus set), sampling; borrowed */
-	char *const *argv;            /* workload to run, or NULL; borrowed */
-	sonde_ring_sink sink;         /* receives every record: drained runs, FINISHED_ROUND */
+	char *const *argv;	      /* workload to run, or NULL; borrowed */
+	sonde_ring_sink sink;	      /* receives every record: drained runs, FINISHED_ROUND */
 	void *sink_ctx;
 	/* Signals: blocked by the caller, unblocked (this mask) only while waiting. */
-	const sigset_t *waitmask;            /* NULL: the current mask */
+	const sigset_t *waitmask;	     /* NULL: the current mask */
 	volatile sig_atomic_t *stop_signal;  /* set by the caller's handler; NULL: none */
 	volatile sig_atomic_t *child_exited; /* set on SIGCHLD; NULL: pidfd only */
 	/* The caller's descriptors, polled with the rings.  on_extra() runs after
@@ -47,7 +47,7 @@ enum sonde_capture_end {
 	SONDE_CAPTURE_WORKLOAD_EXITED,
 	SONDE_CAPTURE_SIGNALED, /* a stop signal: forwarded to the workload */
 	SONDE_CAPTURE_TARGETS_GONE,
-	SONDE_CAPTURE_STOPPED,  /* on_extra() or on_pass() asked */
+	SONDE_CAPTURE_STOPPED, /* on_extra() or on_pass() asked */
 	SONDE_CAPTURE_SINK_ERROR,
 	SONDE_CAPTURE_POLL_ERROR,
 };
@@ -56,11 +56,11 @@ struct sonde_capture {
 	struct sonde_capture_opts o;
 	struct sonde_record *rec; /* owned */
 	struct sonde_workload wl;
-	int status;               /* workload wait status, -1 if none */
+	int status; /* workload wait status, -1 if none */
 	enum sonde_capture_end end;
-	int sink_err;             /* the sink's error when end is SINK_ERROR */
-	bool started;             /* the workload exec'd */
-	bool kernel_map_hidden;   /* no kernel MMAP could be synthesized (kptr_restrict) */
+	int sink_err;		/* the sink's error when end is SINK_ERROR */
+	bool started;		/* the workload exec'd */
+	bool kernel_map_hidden; /* no kernel MMAP could be synthesized (kptr_restrict) */
 	struct sonde_errmsg err;
 };
 

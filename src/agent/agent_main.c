@@ -26,21 +26,21 @@
 #endif
 
 static const char usage[] =
-	"usage: sonde-agent --listen ADDR:PORT | --stdio [options]\n"
-	"\n"
-	"Captures on this machine for `sonde record --target` on a host.\n"
-	"\n"
-	"  --listen ADDR:PORT   TCP address (127.0.0.1:4243; [::1]:PORT; 0.0.0.0:PORT needs a token;\n"
-	"                       port 0 picks one, printed on stderr)\n"
-	"  --stdio              one session on stdin/stdout (for ssh)\n"
-	"  --token-file FILE    hosts must present this file's content (required off loopback)\n"
-	"  --allow-exec         let hosts run a workload command\n"
-	"  --max-bytes N        record bytes per capture (default 1 GiB; 0: no cap)\n"
-	"  --max-rate N         record bytes per second (default 64 MiB; 0: no cap)\n"
-	"  --once               exit after the first session\n"
-	"  -h, --help           this help\n"
-	"\n"
-	"See sonde-agent(1).\n";
+    "usage: sonde-agent --listen ADDR:PORT | --stdio [options]\n"
+    "\n"
+    "Captures on this machine for `sonde record --target` on a host.\n"
+    "\n"
+    "  --listen ADDR:PORT   TCP address (127.0.0.1:4243; [::1]:PORT; 0.0.0.0:PORT needs a token;\n"
+    "                       port 0 picks one, printed on stderr)\n"
+    "  --stdio              one session on stdin/stdout (for ssh)\n"
+    "  --token-file FILE    hosts must present this file's content (required off loopback)\n"
+    "  --allow-exec         let hosts run a workload command\n"
+    "  --max-bytes N        record bytes per capture (default 1 GiB; 0: no cap)\n"
+    "  --max-rate N         record bytes per second (default 64 MiB; 0: no cap)\n"
+    "  --once               exit after the first session\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "See sonde-agent(1).\n";
 
 static volatile sig_atomic_t stop_signal;
 
@@ -125,8 +125,8 @@ static int read_token(const char *path, char **tok, size_t *len)
 
 	if (r < 0)
 		return r;
-	while (*len && ((*tok)[*len - 1] == '\n' || (*tok)[*len - 1] == '\r' ||
-			(*tok)[*len - 1] == ' '))
+	while (*len &&
+	       ((*tok)[*len - 1] == '\n' || (*tok)[*len - 1] == '\r' || (*tok)[*len - 1] == ' '))
 		(*tok)[--*len] = '\0';
 	if (!*len || *len > SONDE_AGENT_MAX_TOKEN)
 		return -EINVAL;
@@ -157,22 +157,22 @@ int main(int argc, char **argv)
 {
 	enum { OPT_LISTEN = 256, OPT_STDIO, OPT_TOKEN, OPT_EXEC, OPT_BYTES, OPT_RATE, OPT_ONCE };
 	static const struct option opts[] = {
-		{"listen", required_argument, NULL, OPT_LISTEN},
-		{"stdio", no_argument, NULL, OPT_STDIO},
-		{"token-file", required_argument, NULL, OPT_TOKEN},
-		{"allow-exec", no_argument, NULL, OPT_EXEC},
-		{"max-bytes", required_argument, NULL, OPT_BYTES},
-		{"max-rate", required_argument, NULL, OPT_RATE},
-		{"once", no_argument, NULL, OPT_ONCE},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"listen", required_argument, NULL, OPT_LISTEN},
+	    {"stdio", no_argument, NULL, OPT_STDIO},
+	    {"token-file", required_argument, NULL, OPT_TOKEN},
+	    {"allow-exec", no_argument, NULL, OPT_EXEC},
+	    {"max-bytes", required_argument, NULL, OPT_BYTES},
+	    {"max-rate", required_argument, NULL, OPT_RATE},
+	    {"once", no_argument, NULL, OPT_ONCE},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct sonde_agent_config cfg = {
-		.max_bytes = 1ull << 30,
-		.max_rate = 64ull << 20,
-		.listen_fd = -1,
-		.version = SONDE_VERSION,
-		.stop_signal = &stop_signal,
+	    .max_bytes = 1ull << 30,
+	    .max_rate = 64ull << 20,
+	    .listen_fd = -1,
+	    .version = SONDE_VERSION,
+	    .stop_signal = &stop_signal,
 	};
 	const char *listen_at = NULL, *token_file = NULL;
 	struct sockaddr_storage ss;
@@ -243,10 +243,12 @@ int main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	}
 	if (parse_listen(listen_at, &ss, &sslen, &loopback) < 0)
-		return fail(2, "--listen takes ADDR:PORT with a numeric address, not '%s'", listen_at);
+		return fail(2, "--listen takes ADDR:PORT with a numeric address, not '%s'",
+			    listen_at);
 	if (!loopback && !token)
-		return fail(2, "listening on %s (not loopback) needs --token-file: anyone who reaches "
-			       "the port could run captures as this user",
+		return fail(2,
+			    "listening on %s (not loopback) needs --token-file: anyone who reaches "
+			    "the port could run captures as this user",
 			    listen_at);
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -275,8 +277,8 @@ int main(int argc, char **argv)
 		setsockopt(conn, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 		r = sonde_agent_serve(&cfg, conn, conn, &why);
 		close(conn);
-		fprintf(stderr, "sonde-agent: session ended%s%s\n", r < 0 && why.text[0] ? ": " : "",
-			r < 0 ? why.text : "");
+		fprintf(stderr, "sonde-agent: session ended%s%s\n",
+			r < 0 && why.text[0] ? ": " : "", r < 0 ? why.text : "");
 		fflush(stderr);
 		stop_signal = stop_signal == SIGINT || stop_signal == SIGTERM ? stop_signal : 0;
 		if (once)

@@ -23,7 +23,7 @@
 #include <sonde/perf_data.h>
 
 const uint8_t sonde_agent_stop_frame[SONDE_AGENT_FRAME_SIZE] = {
-	0, 0, 0, 0, SONDE_AM_STOP, 0, SONDE_AGENT_PROTO_VERSION, 0};
+    0, 0, 0, 0, SONDE_AM_STOP, 0, SONDE_AGENT_PROTO_VERSION, 0};
 
 static int tcp_connect(struct sonde_agent_client *c, const char *target)
 {
@@ -33,9 +33,9 @@ static int tcp_connect(struct sonde_agent_client *c, const char *target)
 	int fd = -1, r;
 
 	if (!colon || colon == target || !colon[1] || (size_t)(colon - target) >= sizeof(host))
-		return sonde_errmsg_set(&c->err, -EINVAL,
-					"--target takes HOST:PORT or ssh://[USER@]HOST[:PORT], not '%s'",
-					target);
+		return sonde_errmsg_set(
+		    &c->err, -EINVAL,
+		    "--target takes HOST:PORT or ssh://[USER@]HOST[:PORT], not '%s'", target);
 	memcpy(host, target, (size_t)(colon - target));
 	host[colon - target] = '\0';
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
@@ -76,7 +76,8 @@ static int ssh_connect(struct sonde_agent_client *c, const char *target)
 	ssh = ssh && *ssh ? ssh : "ssh";
 	remote = remote && *remote ? remote : "sonde-agent";
 	colon = strrchr(rest, ':');
-	if (!*rest || (colon && (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))))
+	if (!*rest ||
+	    (colon && (!colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))))
 		return sonde_errmsg_set(&c->err, -EINVAL, "bad ssh target '%s'", target);
 	snprintf(dest, sizeof(dest), "%.*s", colon ? (int)(colon - rest) : (int)strlen(rest), rest);
 	if (colon)
@@ -124,7 +125,8 @@ static int expect(struct sonde_agent_client *c, uint16_t type, struct sonde_wmsg
 		const char *text;
 
 		if (sonde_agent_get_error(m, &code, &text) < 0)
-			return sonde_errmsg_set(&c->err, -EBADMSG, "malformed ERROR from the agent");
+			return sonde_errmsg_set(&c->err, -EBADMSG,
+						"malformed ERROR from the agent");
 		sonde_errmsg_set(&c->err, code < 0 ? code : -EIO, "%s", text);
 		return code < 0 ? code : -EIO;
 	}
@@ -164,7 +166,8 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 					"big-endian targets are not supported yet");
 	if ((c->hello.flags & SONDE_AGENT_F_TOKEN) && !token_len)
 		return sonde_errmsg_set(&c->err, -EACCES,
-					"the agent at %s requires a token: give --token-file", target);
+					"the agent at %s requires a token: give --token-file",
+					target);
 	sonde_wbuf_begin(&b, SONDE_AM_AUTH);
 	sonde_wbuf_u32(&b, SONDE_AGENT_PROTO_VERSION);
 	sonde_wbuf_blob(&b, token, token_len);
@@ -252,13 +255,15 @@ int sonde_agent_client_record(struct sonde_agent_client *c,
 		switch (m.type) {
 		case SONDE_AM_DATA:
 			if (sonde_agent_check_records(m.p, m.len, false) < 0)
-				return sonde_errmsg_set(&c->err, -EBADMSG,
-							"malformed records from the agent after %llu "
-							"bytes",
-							(unsigned long long)c->received);
+				return sonde_errmsg_set(
+				    &c->err, -EBADMSG,
+				    "malformed records from the agent after %llu "
+				    "bytes",
+				    (unsigned long long)c->received);
 			r = sonde_pd_writer_write(w, m.p, m.len);
 			if (r < 0)
-				return sonde_errmsg_set(&c->err, r, "%s", sonde_pd_writer_errmsg(w));
+				return sonde_errmsg_set(&c->err, r, "%s",
+							sonde_pd_writer_errmsg(w));
 			c->received += m.len;
 			break;
 		case SONDE_AM_FEATURE: {
@@ -270,12 +275,14 @@ int sonde_agent_client_record(struct sonde_agent_client *c,
 							"malformed FEATURE from the agent");
 			r = sonde_pd_writer_set_feature(w, bit, blob, len);
 			if (r < 0)
-				return sonde_errmsg_set(&c->err, r, "%s", sonde_pd_writer_errmsg(w));
+				return sonde_errmsg_set(&c->err, r, "%s",
+							sonde_pd_writer_errmsg(w));
 			break;
 		}
 		case SONDE_AM_END:
 			if (sonde_agent_get_end(&m, &c->end) < 0)
-				return sonde_errmsg_set(&c->err, -EBADMSG, "malformed END from the agent");
+				return sonde_errmsg_set(&c->err, -EBADMSG,
+							"malformed END from the agent");
 			return 0;
 		case SONDE_AM_ERROR: {
 			int32_t code;
@@ -321,8 +328,7 @@ int sonde_agent_client_build_id(struct sonde_agent_client *c, int kind, const ch
 	return (int)len;
 }
 
-int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **blob,
-			    size_t *len)
+int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **blob, size_t *len)
 {
 	struct sonde_wbuf b = {0};
 	struct sonde_wmsg m;
@@ -375,6 +381,5 @@ int sonde_agent_client_list(struct sonde_agent_client *c, const char *what,
 		if (!m.err)
 			line(ctx, name, kind);
 	}
-	return sonde_wmsg_done(&m) < 0 ? sonde_errmsg_set(&c->err, -EBADMSG, "malformed list")
-				       : 0;
+	return sonde_wmsg_done(&m) < 0 ? sonde_errmsg_set(&c->err, -EBADMSG, "malformed list") : 0;
 }

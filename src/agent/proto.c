@@ -151,8 +151,8 @@ int sonde_wire_frame(const uint8_t hdr[SONDE_AGENT_FRAME_SIZE], uint32_t max, ui
 
 void sonde_wmsg_init(struct sonde_wmsg *m, uint16_t type, const void *payload, size_t len)
 {
-	*m = (struct sonde_wmsg){.type = type, .version = SONDE_AGENT_PROTO_VERSION, .p = payload,
-				 .len = len};
+	*m = (struct sonde_wmsg){
+	    .type = type, .version = SONDE_AGENT_PROTO_VERSION, .p = payload, .len = len};
 }
 
 static const uint8_t *take(struct sonde_wmsg *m, size_t n)
@@ -640,9 +640,9 @@ void sonde_agent_conn_fini(struct sonde_agent_conn *c)
 const char *sonde_agent_msg_name(uint16_t type)
 {
 	static const char *const names[] = {
-		"?",    "HELLO",   "AUTH",    "OK",	     "ERROR",	      "RECORD",
-		"EVENTS", "FEATURE", "DATA",    "END",	     "STOP",	      "BUILDID",
-		"BUILDID_REPLY", "FILE", "FILE_REPLY", "LIST", "LIST_REPLY", "BYE",
+	    "?",	  "HELLO", "AUTH",	 "OK",	 "ERROR",   "RECORD",	     "EVENTS",
+	    "FEATURE",	  "DATA",  "END",	 "STOP", "BUILDID", "BUILDID_REPLY", "FILE",
+	    "FILE_REPLY", "LIST",  "LIST_REPLY", "BYE",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";

@@ -54,7 +54,7 @@ struct nameset {
 struct session {
 	const struct sonde_agent_config *cfg;
 	struct sonde_agent_conn conn;
-	struct sonde_wbuf out;   /* replies */
+	struct sonde_wbuf out;	 /* replies */
 	struct sonde_wbuf chunk; /* DATA being filled */
 	char tracefs[4096];
 	bool have_tracefs;
@@ -138,7 +138,9 @@ static void note_names(struct session *s, const uint8_t *buf, size_t len)
 
 	while (off + sizeof(struct perf_event_header) <= len) {
 		const struct perf_event_header *h = (const void *)(buf + off);
-		size_t at = h->type == PERF_RECORD_MMAP ? 40 : h->type == PERF_RECORD_MMAP2 ? 72 : 0;
+		size_t at = h->type == PERF_RECORD_MMAP	   ? 40
+			    : h->type == PERF_RECORD_MMAP2 ? 72
+							   : 0;
 
 		if (h->size < sizeof(*h) || h->size > len - off)
 			return;
@@ -158,7 +160,7 @@ static int send_out(struct session *s)
 }
 
 static int send_error(struct session *s, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int send_error(struct session *s, int code, const char *fmt, ...)
 {
@@ -230,7 +232,8 @@ static int data_sink(void *ctx, const void *buf, size_t len)
 		while (take < len) {
 			const struct perf_event_header *h = (const void *)(p + take);
 
-			if (take && s->chunk.len - SONDE_AGENT_FRAME_SIZE + take + h->size > CHUNK_MAX)
+			if (take &&
+			    s->chunk.len - SONDE_AGENT_FRAME_SIZE + take + h->size > CHUNK_MAX)
 				break;
 			take += h->size ? h->size : len - take;
 		}
@@ -298,7 +301,8 @@ void sonde_agent_refuse_busy(int fd)
 	struct sonde_wbuf b = {0};
 	struct sonde_agent_conn c = {.rfd = fd, .wfd = fd};
 
-	sonde_agent_put_error(&b, -EBUSY, "sonde-agent is busy: a capture is running (one at a time)");
+	sonde_agent_put_error(&b, -EBUSY,
+			      "sonde-agent is busy: a capture is running (one at a time)");
 	sonde_agent_send(&c, &b);
 	sonde_wbuf_fini(&b);
 }
@@ -325,9 +329,8 @@ static int send_features(struct session *s, struct sonde_pd_writer *w)
 static int send_events(struct session *s, struct sonde_capture *c, const struct sonde_evlist *l)
 {
 	struct sonde_record *rec = c->rec;
-	struct sonde_agent_events e = {.n = (uint32_t)rec->nevents,
-				       .max_freq = rec->max_freq,
-				       .freq_asked = rec->freq_asked};
+	struct sonde_agent_events e = {
+	    .n = (uint32_t)rec->nevents, .max_freq = rec->max_freq, .freq_asked = rec->freq_asked};
 	uint64_t *ids = calloc(rec->nevents * (rec->nslots ? rec->nslots : 1) + 1, sizeof(*ids));
 	int r;
 
@@ -362,7 +365,8 @@ static int parse_events(struct session *s, const struct sonde_agent_record_req *
 		size_t before = l->n;
 
 		if (sonde_evlist_parse(l, req->specs[i], &roots) < 0)
-			return send_error(s, SONDE_E_UNKNOWN_EVENT, "on the target: %s", l->err.text),
+			return send_error(s, SONDE_E_UNKNOWN_EVENT, "on the target: %s",
+					  l->err.text),
 			       -EINVAL;
 		if (!req->filters[i][0])
 			continue;
@@ -370,8 +374,8 @@ static int parse_events(struct session *s, const struct sonde_agent_record_req *
 			if (l->events[k].kind == SONDE_EV_TRACEPOINT)
 				l->events[k].filter = strdup(req->filters[i]);
 	}
-	if (!l->n && sonde_evlist_parse(l, sonde_hw_pmu_probe() == 0 ? "cycles" : "cpu-clock",
-					&roots) < 0)
+	if (!l->n &&
+	    sonde_evlist_parse(l, sonde_hw_pmu_probe() == 0 ? "cycles" : "cpu-clock", &roots) < 0)
 		return send_error(s, SONDE_E_UNKNOWN_EVENT, "%s", l->err.text), -EINVAL;
 	*filters = calloc(l->n, sizeof(char *));
 	if (!*filters)
@@ -429,16 +433,20 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	for (uint32_t i = 0; i < req->ntids; i++)
 		tids[i] = (pid_t)req->tids[i];
 	co.rec = (struct sonde_record_opts){
-		.events = &l,
-		.target = {.pids = pids, .npids = req->npids, .tids = tids, .ntids = req->ntids,
-			   .cpus = &cpus, .procfs = "/proc"},
-		.freq = req->freq,
-		.period = req->period,
-		.callgraph = (enum sonde_callgraph)req->callgraph,
-		.dwarf_size = req->dwarf_size,
-		.pages = req->pages,
-		.filters = (const char *const *)filters,
-		.system_wide = req->flags & SONDE_AGENT_R_SYSTEM_WIDE,
+	    .events = &l,
+	    .target = {.pids = pids,
+		       .npids = req->npids,
+		       .tids = tids,
+		       .ntids = req->ntids,
+		       .cpus = &cpus,
+		       .procfs = "/proc"},
+	    .freq = req->freq,
+	    .period = req->period,
+	    .callgraph = (enum sonde_callgraph)req->callgraph,
+	    .dwarf_size = req->dwarf_size,
+	    .pages = req->pages,
+	    .filters = (const char *const *)filters,
+	    .system_wide = req->flags & SONDE_AGENT_R_SYSTEM_WIDE,
 	};
 	co.argv = req->argc ? (char *const *)req->argv : NULL;
 	co.sink = data_sink;
@@ -458,9 +466,10 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 		char why[512] = "";
 
 		if (c.rec && c.rec->failed)
-			sonde_doctor_explain_open_error(&c.rec->failed->attr, c.rec->failed_err, why,
-							sizeof(why));
-		r = send_error(s, r, "on the target: %s%s%s", c.err.text, why[0] ? "\n  " : "", why);
+			sonde_doctor_explain_open_error(&c.rec->failed->attr, c.rec->failed_err,
+							why, sizeof(why));
+		r = send_error(s, r, "on the target: %s%s%s", c.err.text, why[0] ? "\n  " : "",
+			       why);
 		goto out;
 	}
 	sonde_wbuf_begin(&s->chunk, SONDE_AM_DATA);
@@ -496,11 +505,12 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 			if (send_features(s, fw) < 0)
 				goto out;
 		}
-		end.reason = s->size_capped ? SONDE_AGENT_END_SIZE_CAP
-			     : c.end == SONDE_CAPTURE_WORKLOAD_EXITED ? SONDE_AGENT_END_WORKLOAD
-			     : c.end == SONDE_CAPTURE_SINK_ERROR || c.end == SONDE_CAPTURE_POLL_ERROR
-				     ? SONDE_AGENT_END_ERROR
-				     : SONDE_AGENT_END_STOPPED;
+		end.reason =
+		    s->size_capped			     ? SONDE_AGENT_END_SIZE_CAP
+		    : c.end == SONDE_CAPTURE_WORKLOAD_EXITED ? SONDE_AGENT_END_WORKLOAD
+		    : c.end == SONDE_CAPTURE_SINK_ERROR || c.end == SONDE_CAPTURE_POLL_ERROR
+			? SONDE_AGENT_END_ERROR
+			: SONDE_AGENT_END_STOPPED;
 		if (s->size_capped)
 			snprintf(msg, sizeof(msg), "the agent's size cap (%llu bytes) was reached",
 				 (unsigned long long)s->cfg->max_bytes);
@@ -512,7 +522,8 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	for (size_t k = 0; end.rings && k < c.rec->nrings; k++) {
 		const struct sonde_ring_stats *st = &c.rec->stats[k];
 
-		end.rings[k] = (struct sonde_agent_ring){st->cpu, st->samples, st->lost, st->throttles};
+		end.rings[k] =
+		    (struct sonde_agent_ring){st->cpu, st->samples, st->lost, st->throttles};
 	}
 	if (!end.rings)
 		end.nrings = 0;
@@ -553,9 +564,9 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 		break;
 	case SONDE_AGENT_BID_FILE:
 		if (!sonde_agent_path_ok(name) || !names_has(&s->names, name))
-			return send_error(s, -EACCES,
-					  "refused: '%s' is not an object named in the last capture",
-					  name);
+			return send_error(
+			    s, -EACCES, "refused: '%s' is not an object named in the last capture",
+			    name);
 		if (pid) {
 			snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
 			r = sonde_build_id_of_file(path, id);
@@ -630,7 +641,8 @@ static int do_list(struct session *s, struct sonde_wmsg *m)
 
 		if (sonde_cache_event_name(i, name, sizeof(name), &config))
 			list_line(o, &n, name,
-				  hw ? "Hardware cache event" : "Hardware cache event; not supported here");
+				  hw ? "Hardware cache event"
+				     : "Hardware cache event; not supported here");
 	}
 	sonde_strlist_init(&a);
 	sonde_pmu_names("/sys", &a);
@@ -677,14 +689,14 @@ static void fill_hello(struct session *s, struct sonde_agent_hello *h, struct ut
 
 	uname(u);
 	*h = (struct sonde_agent_hello){
-		.proto = SONDE_AGENT_PROTO_VERSION,
-		.version = s->cfg->version ? s->cfg->version : "",
-		.machine = u->machine,
-		.release = u->release,
-		.ncpus_online = online > 0 ? (uint32_t)online : 1,
-		.ncpus_conf = conf > 0 ? (uint32_t)conf : 1,
-		.max_bytes = s->cfg->max_bytes,
-		.max_rate = s->cfg->max_rate,
+	    .proto = SONDE_AGENT_PROTO_VERSION,
+	    .version = s->cfg->version ? s->cfg->version : "",
+	    .machine = u->machine,
+	    .release = u->release,
+	    .ncpus_online = online > 0 ? (uint32_t)online : 1,
+	    .ncpus_conf = conf > 0 ? (uint32_t)conf : 1,
+	    .max_bytes = s->cfg->max_bytes,
+	    .max_rate = s->cfg->max_rate,
 	};
 	h->kinds = 1u << SONDE_EV_SOFTWARE | 1u << SONDE_EV_BREAKPOINT;
 	if (s->cfg->allow_exec)
@@ -727,8 +739,7 @@ static int authenticate(struct session *s, struct sonde_errmsg *why)
 			   SONDE_AGENT_PROTO_VERSION);
 		return sonde_errmsg_set(why, -EPROTO, "host protocol %u", proto);
 	}
-	if (s->cfg->token &&
-	    !sonde_agent_token_eq(tok, tlen, s->cfg->token, s->cfg->token_len)) {
+	if (s->cfg->token && !sonde_agent_token_eq(tok, tlen, s->cfg->token, s->cfg->token_len)) {
 		/* A second per failed attempt: guessing is slow. */
 		sleep(1);
 		send_error(s, -EACCES, "authentication failed: wrong or missing token");
@@ -751,7 +762,8 @@ int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 	if (!why)
 		why = &dummy;
 	why->text[0] = '\0';
-	s.have_tracefs = sonde_tracefs_find("/proc/mounts", s.tracefs, sizeof(s.tracefs), true) == 0;
+	s.have_tracefs =
+	    sonde_tracefs_find("/proc/mounts", s.tracefs, sizeof(s.tracefs), true) == 0;
 	fill_hello(&s, &h, &u);
 	sonde_agent_put_hello(&s.out, &h);
 	r = send_out(&s);

@@ -42,7 +42,8 @@ int sonde_capture_open(struct sonde_capture *c, const struct sonde_capture_opts 
 		if (c->rec)
 			c->err = c->rec->err;
 		else
-			sonde_errmsg_set(&c->err, r, "can't open the events: %s", sonde_strerror(r));
+			sonde_errmsg_set(&c->err, r, "can't open the events: %s",
+					 sonde_strerror(r));
 		sonde_workload_abort(&c->wl);
 	}
 	return r;
@@ -52,12 +53,12 @@ int sonde_capture_synthesize(struct sonde_capture *c, sonde_emit_fn emit, void *
 {
 	const struct sonde_record_opts *ro = &c->o.rec;
 	struct sonde_synth s = {
-		.procfs = ro->target.procfs ? ro->target.procfs : "/proc",
-		.sysfs = "/sys",
-		.id_hdr_size = sonde_record_id_hdr_size(c->rec),
-		.emit = emit,
-		.ctx = ctx,
-		.mmap_data = ro->callgraph == SONDE_CG_DWARF,
+	    .procfs = ro->target.procfs ? ro->target.procfs : "/proc",
+	    .sysfs = "/sys",
+	    .id_hdr_size = sonde_record_id_hdr_size(c->rec),
+	    .emit = emit,
+	    .ctx = ctx,
+	    .mmap_data = ro->callgraph == SONDE_CG_DWARF,
 	};
 	int r = sonde_synth_kernel_mmap(&s);
 

@@ -43,14 +43,13 @@ static int read_token(const char *path, char **tok, size_t *len)
 		cli_error("token file %s: %s", path, strerror(-r));
 		return -1;
 	}
-	while (*len && ((*tok)[*len - 1] == '\n' || (*tok)[*len - 1] == '\r' ||
-			(*tok)[*len - 1] == ' '))
+	while (*len &&
+	       ((*tok)[*len - 1] == '\n' || (*tok)[*len - 1] == '\r' || (*tok)[*len - 1] == ' '))
 		(*tok)[--*len] = '\0';
 	return 0;
 }
 
-static int connect_target(struct sonde_agent_client *c, const char *target,
-			  const char *token_file)
+static int connect_target(struct sonde_agent_client *c, const char *target, const char *token_file)
 {
 	char *token = NULL;
 	size_t len = 0;
@@ -108,10 +107,12 @@ static int check_against_hello(const struct sonde_agent_client *c,
 				return EXIT_USAGE;
 			}
 			ne = sonde_named_event_find(name);
-			if (ne && ne->type == PERF_TYPE_HARDWARE && !(h->flags & SONDE_AGENT_F_HW_PMU)) {
-				cli_error("the target (%s, %u CPUs) has no usable hardware PMU: '%s' "
-					  "can't be sampled there; use cpu-clock",
-					  h->machine, h->ncpus_online, t);
+			if (ne && ne->type == PERF_TYPE_HARDWARE &&
+			    !(h->flags & SONDE_AGENT_F_HW_PMU)) {
+				cli_error(
+				    "the target (%s, %u CPUs) has no usable hardware PMU: '%s' "
+				    "can't be sampled there; use cpu-clock",
+				    h->machine, h->ncpus_online, t);
 				free(copy);
 				return EXIT_USAGE;
 			}
@@ -229,7 +230,8 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 	} else if (r == 0) {
 		struct sonde_buildid_source src = {remote_build_id, &c};
 
-		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP || c.end.reason == SONDE_AGENT_END_ERROR)
+		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP ||
+		    c.end.reason == SONDE_AGENT_END_ERROR)
 			cli_warn("the capture ended early on the target: %s", c.end.message);
 		r = sonde_record_build_ids_from(w, output, &src);
 		if (r < 0)
