@@ -370,3 +370,18 @@ def test_aarch64_agent_handshake_under_qemu_user(tmp_path):
     finally:
         p.kill()
         p.wait()
+
+
+def test_ctrl_c_stops_a_remote_system_wide_capture(agent_factory, tmp_path):
+    a = agent_factory()
+    out = tmp_path / "a.data"
+    host = subprocess.Popen([os.path.join(BUILD, "src", "cli", "sonde"), "record", "--target",
+                             a.target, "-a", "-e", "cpu-clock", "-o", str(out)],
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    host.send_signal(signal.SIGINT)
+    _, err = host.communicate(timeout=30)
+    assert host.returncode == 0, err
+    assert "captured on" in err and "cut" not in err, err
+    assert perf_fds(a.p.pid) == 0
+    assert run(["perf", "report", "-i", str(out), "--stdio", "--sort", "comm"]).stdout.count("%") > 1
