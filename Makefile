@@ -6,7 +6,7 @@ PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build demo check unit integration asan fuzz bench agents clean
+.PHONY: all deps build demo check unit integration vm asan fuzz bench agents clean
 
 all: build
 
@@ -29,7 +29,11 @@ unit: build
 	meson test -C $(BUILD) --print-errorlogs
 
 integration: build
-	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/integration
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/integration
+
+# Only the tests that boot Debian's kernel in QEMU (tests/vm; also in integration).
+vm: build
+	SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -rs tests/integration/test_vm.py
 
 $(ASAN)/build.ninja:
 	meson setup $(ASAN) -Db_sanitize=address,undefined -Db_lundef=false

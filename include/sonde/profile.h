@@ -38,6 +38,9 @@ struct sonde_frame {
 	const struct sonde_symbol *sym; /* NULL: unresolved */
 	uint64_t addr;			/* object address (or the ip without a dso) */
 	struct sonde_srcline src;	/* filled only when srcline is a key */
+	/* An inlined function running at addr (interned), else NULL: such
+	 * frames show in call graphs, never as rows. */
+	const char *inlined;
 	bool kernel;
 };
 
@@ -78,7 +81,7 @@ void sonde_profile_free(struct sonde_profile *p);
 /**
  * sonde_profile_add() - account one sample
  * @event: index of the sample's event (< nevents)
- * @frames: @nframes resolved frames, leaf first (at least 1)
+ * @frames: @nframes resolved frames, leaf first (at least 1 not inlined)
  * Return: 0 or -ENOMEM.
  */
 int sonde_profile_add(struct sonde_profile *p, size_t event, uint64_t period, uint32_t comm,

@@ -20,6 +20,25 @@
 #include <sonde/profile.h>
 #include <sonde/symbols.h>
 
+struct sonde_report;
+
+/* One sample as a per-sample hook sees it; everything borrowed for the call. */
+struct sonde_report_sample {
+	const struct sonde_pd_record *rec;
+	const struct sonde_pd_sample *s;
+	const struct sonde_thread *thread; /* comm as of the sample's time */
+	size_t event;			   /* index into sonde_report.events */
+	const struct sonde_frame *frames;  /* leaf first: the call chain (and unwound user
+					    * frames), or the sample's ip alone */
+	const uint64_t *ips;		   /* [nframes] the addresses as recorded */
+	size_t nframes;
+	bool chain; /* frames came from a call chain or unwinding */
+};
+
+/* Return: 0 to go on, or a negative error that stops the pass. */
+typedef int (*sonde_report_sample_fn)(void *ctx, const struct sonde_report *rep,
+				      const struct sonde_report_sample *rs);
+
 struct sonde_report_opts {
 	/* Where symbols come from; the capture's kallsyms, modules and release
 	 * are added by sonde_report_build() when these leave them unset. */
@@ -37,13 +56,29 @@ struct sonde_report_opts {
 	size_t npids;
 	const char *const *dsos; /* short or long object names */
 	size_t ndsos;
+	/*
+	 * Optional hook for passes over single samples (sonde script, sched
+	 * latency): called in time order for every sample the filters keep,
+	 * after the machine caught up with the records before it.
+	 */
+	sonde_report_sample_fn on_sample;
+	void *sample_ctx;
+	bool no_profile; /* with a hook: skip aggregation */
+	/*
+	 * Optional: called with every kept sample's leaf frame, after the
+	 * filters (sonde annotate's per-address histograms ride on the same
+	 * pass).  Return: 0, or an error that stops the pass.
+	 */
+	int (*on_leaf)(void *ctx, size_t event, uint64_t period, const struct sonde_frame *leaf);
+	void *leaf_ctx;
 	/* Optional progress: called with the file offset reached and the size. */
 	void (*progress)(void *ctx, uint64_t offset, uint64_t size);
 	void *progress_ctx;
 };
 
 struct sonde_report {
-	struct sonde_pd_reader *reader; /* borrowed */
+	const struct sonde_report_opts *opts; /* borrowed, during the pass only */
+	struct sonde_pd_reader *reader;	      /* borrowed */
 	struct sonde_symtab *symtab;
 	struct sonde_machine *machine;
 	struct sonde_profile *profile;

@@ -116,12 +116,33 @@ struct sonde_srcline {
 int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *out);
 
 /*
+ * The compilation directory of the code at @addr (DW_AT_comp_dir), which
+ * relative source file names are relative to.  Return: borrowed
+ * (interned), or NULL when unknown.
+ */
+const char *sonde_dso_comp_dir(struct sonde_dso *d, uint64_t addr);
+
+/*
  * Inlined frames at @addr, innermost first: @names[i] is the inlined
  * function, @calls[i] where it was inlined (the caller's line).  Fills at
  * most @max.  Return: the number of frames (0 when none), or an error.
  */
 int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
 		      struct sonde_srcline *calls, size_t max);
+
+/**
+ * sonde_dso_read_bytes() - the code at object addresses [@addr, @addr + @len)
+ *
+ * Read from the object's own file, the one whose symbols the layer
+ * loaded: a stripped binary's code comes from the binary itself, never
+ * from its separate debug file (where code sections are NOBITS); a .ko's
+ * from its sections as placed at the capture's addresses (relocations
+ * are not applied to code: calls into the kernel show as unrelocated).
+ * Copies at most up to the end of the section holding @addr.
+ * Return: the number of bytes copied into @buf, or -ENOENT when no file
+ * section with contents holds @addr.
+ */
+long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *buf);
 
 /*
  * Why an object stayed unresolved (for --verbose): a borrowed message

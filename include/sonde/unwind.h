@@ -45,9 +45,13 @@ void sonde_unwinder_free(struct sonde_unwinder *u);
 /**
  * sonde_unwind() - the user call chain of one sample
  * @ips: receives up to @max return addresses, innermost (the sampled ip)
- *       first, as perf's callchain would list them
+ *       first, as perf's callchain would list them: a caller's entry is
+ *       its return address - 1 (inside the call instruction), except
+ *       after a signal frame
  * Return: the number of frames (>= 1 when the ip register was saved), or
- * a negative error (-ENOTSUP for an arch libdwfl cannot unwind here).
+ * a negative error: -ENODATA (no user registers, or no ip among them),
+ * -ENOTSUP (an arch or ABI not unwound here, or files of another machine
+ * than the capture's arch), -ENOMEM.
  * Unwinding stops quietly where the stack copy or the CFI ends.
  */
 int sonde_unwind(struct sonde_unwinder *u, const struct sonde_unwind_sample *s, uint64_t *ips,

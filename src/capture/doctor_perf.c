@@ -68,22 +68,30 @@ static int check_paranoid(const struct sonde_doctor_config *cfg, struct sonde_do
 			  "%ld (%s)", v, paranoid_meaning(v));
 }
 
-/* Whether kallsyms shows real addresses to us: its first address is nonzero. */
+/*
+ * Whether kallsyms shows real addresses to us: the first text symbol's
+ * address is nonzero.  (Per-CPU symbols come first on some kernels with
+ * real addresses of 0, so the first line proves nothing.)
+ */
 static int kallsyms_visible(const struct sonde_doctor_config *cfg)
 {
-	char path[PATH_MAX], line[256];
+	char path[PATH_MAX], line[256], type;
 	unsigned long long addr = 0;
+	int r = sonde_path(path, sizeof(path), "%s/kallsyms", cfg->procfs), found = 0;
 	FILE *f;
-	int r = sonde_path(path, sizeof(path), "%s/kallsyms", cfg->procfs);
 
 	if (r < 0)
 		return r;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	r = fgets(line, sizeof(line), f) && sscanf(line, "%llx", &addr) == 1;
+	for (int n = 0; n < 100000 && fgets(line, sizeof(line), f); n++)
+		if (sscanf(line, "%llx %c", &addr, &type) == 2 && (type == 't' || type == 'T')) {
+			found = 1;
+			break;
+		}
 	fclose(f);
-	if (!r)
+	if (!found)
 		return -ENODATA;
 	return addr != 0;
 }

@@ -370,7 +370,13 @@ static int set_functions(struct sonde_ftrace *ft, const char *file, const char *
 	int r = n ? ft_write(ft, file, "", O_TRUNC, err) : 0;
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		r = ft_write(ft, file, globs[i], O_APPEND, NULL);
+		char line[512];
+
+		/* With its newline the kernel parses the glob during the write and
+		 * says EINVAL when nothing matches; without, it parses at close and
+		 * drops the error (and then traces every function). */
+		snprintf(line, sizeof(line), "%s\n", globs[i]);
+		r = ft_write(ft, file, line, O_APPEND, NULL);
 		if (r == -EINVAL)
 			sonde_errmsg_set(err, r, "%s: no traceable kernel function matches '%s'",
 					 file, globs[i]);

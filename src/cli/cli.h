@@ -25,6 +25,12 @@ const struct sonde_roots *cli_roots(struct cli *cli);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Checks a command's target options (a workload, -p, -t, -a/-C): one kind
+ * at most and at least one.  Return: 0, or EXIT_USAGE after the message.
+ */
+int cli_check_target(const char *cmd, bool workload, size_t npids, size_t ntids, bool all_cpus);
+
 /* Prints a usage error and the hint to run --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -37,8 +43,11 @@ int list_remote(const char *target, const char *token_file, const char *glob);
 int cmd_stat(int argc, char **argv, struct cli *cli);
 int cmd_record(int argc, char **argv, struct cli *cli);
 int cmd_report(int argc, char **argv, struct cli *cli);
+int cmd_annotate(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);
 int cmd_doctor(int argc, char **argv, struct cli *cli);
 int cmd_trace(int argc, char **argv, struct cli *cli);
+int cmd_script(int argc, char **argv, struct cli *cli);
+int cmd_sched(int argc, char **argv, struct cli *cli);
 
 #endif

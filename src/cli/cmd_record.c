@@ -344,10 +344,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	}
 	if (optind < argc)
 		o->argv = &argv[optind];
-	if (!o->argv && !o->npids && !o->ntids && !o->all_cpus)
-		return cli_usage_error("record", "give a command (-- CMD), -p, -t, -a or -C");
-	if ((o->npids || o->ntids) && (o->all_cpus || o->argv))
-		return cli_usage_error("record", "-p/-t can't be combined with -a, -C or a command");
+	if (cli_check_target("record", o->argv != NULL, o->npids, o->ntids, o->all_cpus))
+		return EXIT_USAGE;
 	if (o->token_file && !o->target)
 		return cli_usage_error("record", "--token-file goes with --target");
 	if (o->target)

@@ -44,9 +44,13 @@ static const char usage[] =
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
+    "      --no-inline         no inlined functions in call graphs\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
-    "  -h, --help              this help\n";
+    "  -h, --help              this help\n"
+    "\n"
+    "To see the source lines and instructions of a listed function: sonde annotate SYMBOL,\n"
+    "or sonde annotate --symbol-id N with the symbol_id of --json (same file and options).\n";
 
 struct report_cli {
 	const char *input;
@@ -114,7 +118,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_DEBUG_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
-		OPT_NO_UNWIND
+		OPT_NO_UNWIND,
+		OPT_NO_INLINE
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -138,6 +143,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
@@ -231,6 +237,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
+			break;
+		case OPT_NO_INLINE:
+			c->ro.sym.no_inline = true;
 			break;
 		case 'v':
 			c->verbose = true;

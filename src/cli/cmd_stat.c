@@ -536,10 +536,8 @@ static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli 
 	}
 	if (optind < argc)
 		o->argv = &argv[optind];
-	if (!o->argv && !o->npids && !o->ntids && !o->all_cpus)
-		return cli_usage_error("stat", "give a command (-- CMD), -p, -t, -a or -C");
-	if ((o->npids || o->ntids) && (o->all_cpus || o->argv))
-		return cli_usage_error("stat", "-p/-t can't be combined with -a, -C or a command");
+	if (cli_check_target("stat", o->argv != NULL, o->npids, o->ntids, o->all_cpus))
+		return EXIT_USAGE;
 	if (o->repeat > 1 && !o->argv)
 		return cli_usage_error("stat", "-r repeats a command: give one after --");
 	if (o->repeat > 1 && o->interval_ms)

@@ -697,6 +697,14 @@ static int run_trace(struct run *t)
 		cfg.npids = 1;
 	}
 	r = sonde_ftrace_create(&cfg, &t->ft, &err);
+	if (r == -EINVAL && !cfg.top_level && o->tracer && !strcmp(o->tracer, "function_graph")) {
+		/* Kernels before 6.11 run function_graph in the top-level instance only. */
+		cli_warn("this kernel refuses function_graph in an instance: using the top-level "
+			 "instance (its state is saved and restored)");
+		cfg.top_level = true;
+		memset(&err, 0, sizeof(err));
+		r = sonde_ftrace_create(&cfg, &t->ft, &err);
+	}
 	if (r < 0) {
 		setup_error(t, r, &err);
 		if (o->argv)

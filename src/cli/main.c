@@ -27,6 +27,9 @@ static const struct command commands[] = {
 	{"stat", cmd_stat, "count events of a command, processes or the whole system"},
 	{"record", cmd_record, "sample events into perf.data"},
 	{"report", cmd_report, "show where the samples of a capture went, by function and object"},
+	{"script", cmd_script, "every sample of a capture in time order, tracepoints decoded"},
+	{"sched", cmd_sched, "scheduler analyses of a capture: sched latency"},
+	{"annotate", cmd_annotate, "show the hot source lines and instructions of a function"},
 	{"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
 	{"list", cmd_list, "list the events this machine can count and sample"},
 	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
@@ -65,6 +68,15 @@ void cli_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("warning: ", fmt, ap);
 	va_end(ap);
+}
+
+int cli_check_target(const char *cmd, bool workload, size_t npids, size_t ntids, bool all_cpus)
+{
+	if (!workload && !npids && !ntids && !all_cpus)
+		return cli_usage_error(cmd, "give a command (-- CMD), -p, -t, -a or -C");
+	if ((npids || ntids) && (all_cpus || workload))
+		return cli_usage_error(cmd, "-p/-t can't be combined with -a, -C or a command");
+	return 0;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

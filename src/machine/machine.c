@@ -236,8 +236,12 @@ struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint3
 	k = hash_u32(tid) & (m->threads_cap - 1);
 	while (m->threads[k].used)
 		k = (k + 1) & (m->threads_cap - 1);
-	/* perf shows a thread it never saw a COMM for as ":TID". */
-	snprintf(name, sizeof(name), ":%u", tid);
+	/* perf shows a thread it never saw a COMM for as ":TID", and the idle
+	 * task (tid 0, which never gets a COMM) as "swapper" (machine__init). */
+	if (tid == 0)
+		snprintf(name, sizeof(name), "swapper");
+	else
+		snprintf(name, sizeof(name), ":%u", tid);
 	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0}};
 	m->threads[k].t.comm = sonde_machine_intern(m, name);
 	m->nthreads++;

@@ -56,6 +56,10 @@ static void frame(FILE *f, const struct sonde_frame *fr)
 	fprintf(f, ",\"dso\":");
 	json_str(f, sonde_report_dso_name(fr->dso));
 	fprintf(f, ",\"kernel\":%s", fr->kernel ? "true" : "false");
+	if (fr->inlined) {
+		fprintf(f, ",\"inlined\":");
+		json_str(f, fr->inlined);
+	}
 }
 
 static void tree(FILE *f, const struct sonde_profile *p, size_t node, size_t nev, size_t ev,

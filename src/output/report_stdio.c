@@ -131,6 +131,10 @@ static int by_kid_period(const void *a, const void *b)
 
 static const char *frame_name(const struct sonde_frame *f, char *b, size_t len)
 {
+	if (f->inlined) {
+		snprintf(b, len, "%s (inlined)", f->inlined);
+		return b;
+	}
 	return sonde_report_sym_name(NULL, f, b, len);
 }
 
@@ -144,7 +148,7 @@ static void print_graph(struct view *v, size_t node, const char *indent, uint64_
 	const struct sonde_profile *p = v->p;
 	size_t ev = v->o->sort_event, n = 0, cap = 8;
 	struct kid *kids = malloc(cap * sizeof(*kids));
-	char name[64];
+	char name[256];
 
 	if (!kids)
 		return;

@@ -255,6 +255,8 @@ static size_t findnew_entry(struct sonde_profile *p, const struct sonde_entry_ke
 
 static bool same_frame(const struct sonde_frame *a, const struct sonde_frame *b)
 {
+	if (a->inlined != b->inlined)
+		return false;
 	if (a->sym || b->sym)
 		return a->sym == b->sym;
 	return a->dso == b->dso && a->addr == b->addr;
@@ -297,7 +299,12 @@ static int add_path(struct sonde_profile *p, size_t e, size_t ev, uint64_t perio
 
 	count(&p->ncounts[node * ne + ev], period);
 	if (p->o.caller_order) {
-		for (size_t j = k == 0 ? n : k + 1; j-- > 0;)
+		/* The leaf's own samples show the whole chain, inlined frames included. */
+		bool self = true;
+
+		for (size_t j = 0; j < k; j++)
+			self &= frames[j].inlined != NULL;
+		for (size_t j = self ? n : k + 1; j-- > 0;)
 			if (child(p, node, &frames[j], &node))
 				return -ENOMEM;
 			else
@@ -323,7 +330,7 @@ static bool seen_before(struct sonde_profile *p, size_t nseen, size_t e)
 int sonde_profile_add(struct sonde_profile *p, size_t ev, uint64_t period, uint32_t comm,
 		      uint32_t pid, const struct sonde_frame *frames, size_t nframes)
 {
-	size_t ne = p->o.nevents, nseen = 0, last = p->o.children ? nframes : 1;
+	size_t ne = p->o.nevents, nseen = 0, last = nframes;
 	struct sonde_entry_key k;
 
 	if (ev >= ne || !nframes)
@@ -337,13 +344,17 @@ int sonde_profile_add(struct sonde_profile *p, size_t ev, uint64_t period, uint3
 		p->seen = s;
 		p->seen_cap = last;
 	}
-	for (size_t j = 0; j < last; j++) {
+	bool leaf = true;
+
+	for (size_t j = 0; j < nframes; j++) {
 		size_t e;
 
+		if (frames[j].inlined)
+			continue; /* rows are functions, not inlined bodies */
 		make_key(p, comm, pid, &frames[j], &k);
 		if ((e = findnew_entry(p, &k, &frames[j])) == SIZE_MAX)
 			return -ENOMEM;
-		if (j == 0)
+		if (leaf)
 			count(&p->self[e * ne + ev], period);
 		/* A recursive chain counts a function once per sample. */
 		if (seen_before(p, nseen, e))
@@ -352,6 +363,9 @@ int sonde_profile_add(struct sonde_profile *p, size_t ev, uint64_t period, uint3
 		count(&p->total[e * ne + ev], period);
 		if (p->o.callchains && add_path(p, e, ev, period, frames, nframes, j))
 			return -ENOMEM;
+		if (!p->o.children)
+			break;
+		leaf = false;
 	}
 	return 0;
 }

@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include <sonde/evspec.h>
 
 #define MAX_FRAMES 1024
 
@@ -30,8 +33,10 @@ struct pass {
 	const char *arch;
 	uint32_t *comm_ids; /* filter comms, interned */
 	struct sonde_frame frames[MAX_FRAMES];
-	uint64_t ips[MAX_FRAMES];
+	uint64_t raw[MAX_FRAMES]; /* the recorded address of each frame */
+	uint64_t ips[MAX_FRAMES]; /* the unwinder's output */
 	bool srcline;
+	bool inlines;  /* expand inlined frames (call graphs only) */
 	uint64_t size; /* of the file, for progress */
 	char path[4096];
 };
@@ -91,6 +96,31 @@ static void resolve(struct pass *ps, uint32_t pid, uint16_t cpumode, uint64_t ip
 		sonde_dso_srcline(loc.dso, loc.addr, &f->src);
 }
 
+/*
+ * Appends the frames of @ip at *@n: the inlined functions running there
+ * (innermost first, when call graphs are drawn) and then the function.
+ */
+static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumode, uint64_t ip)
+{
+	struct sonde_frame f;
+	const char *names[8];
+	int k = 0;
+
+	if (*n >= MAX_FRAMES)
+		return;
+	resolve(ps, pid, cpumode, ip, &f);
+	f.inlined = NULL;
+	if (ps->inlines && f.dso && f.sym)
+		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8);
+	for (int i = 0; i < k && *n < MAX_FRAMES - 1; i++) {
+		ps->raw[*n] = ip;
+		ps->frames[*n] = f;
+		ps->frames[(*n)++].inlined = names[i];
+	}
+	ps->raw[*n] = ip;
+	ps->frames[(*n)++] = f;
+}
+
 /* The call chain's frames; context markers switch kernel/user. */
 static size_t chain_frames(struct pass *ps, const struct sonde_pd_sample *s, uint16_t cpumode)
 {
@@ -110,7 +140,7 @@ static size_t chain_frames(struct pass *ps, const struct sonde_pd_sample *s, uin
 				cpumode = PERF_RECORD_MISC_GUEST_USER;
 			continue;
 		}
-		resolve(ps, s->pid, cpumode, ip, &ps->frames[n++]);
+		add_frames(ps, &n, s->pid, cpumode, ip);
 	}
 	return n;
 }
@@ -141,8 +171,18 @@ static size_t unwound_frames(struct pass *ps, const struct sonde_pd_sample *s,
 	}
 	ps->rep->unwound++;
 	for (int i = 0; i < got; i++)
-		resolve(ps, s->pid, PERF_RECORD_MISC_USER, ps->ips[i], &ps->frames[n++]);
+		add_frames(ps, &n, s->pid, PERF_RECORD_MISC_USER, ps->ips[i]);
 	return n;
+}
+
+/* Index of the first frame that is a function, not an inlined body. */
+static size_t first_function(const struct sonde_frame *f, size_t n)
+{
+	size_t i = 0;
+
+	while (i + 1 < n && f[i].inlined)
+		i++;
+	return i;
 }
 
 static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
@@ -170,21 +210,44 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (cpumode == PERF_RECORD_MISC_USER || n == 0 || n < MAX_FRAMES)
 			n = unwound_frames(ps, s, a, n);
 	}
+	bool chain = n > 0;
+
 	if (n == 0)
-		resolve(ps, s->pid, cpumode, s->ip, &ps->frames[n++]);
-	if (!dso_kept(ps, ps->frames[0].dso)) {
+		add_frames(ps, &n, s->pid, cpumode, s->ip);
+	if (!dso_kept(ps, ps->frames[first_function(ps->frames, n)].dso)) {
 		rep->filtered_out++;
 		return 0;
 	}
-	return sonde_profile_add(rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid,
-				 ps->frames, ps->o->callchains || ps->o->children ? n : 1);
+	if (ps->o->on_sample) {
+		struct sonde_report_sample rs = {
+		    rec, s, t, event_index(rep, rec->attr), ps->frames, ps->raw, n, chain};
+		int err = ps->o->on_sample(ps->o->sample_ctx, rep, &rs);
+
+		if (err || ps->o->no_profile)
+			return err;
+	}
+	if (ps->o->on_leaf) {
+		int err = ps->o->on_leaf(ps->o->leaf_ctx, event_index(rep, rec->attr), period,
+					 &ps->frames[first_function(ps->frames, n)]);
+
+		if (err)
+			return err;
+	}
+	return sonde_profile_add(
+	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid, ps->frames,
+	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
 }
+
+static int start_events(struct pass *ps);
 
 static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
 {
 	struct pass *ps = ctx;
 	struct sonde_report *rep = ps->rep;
+	int err;
 
+	if (!rep->profile && rec->type < SONDE_PD_KERNEL_RECORD_MAX && (err = start_events(ps)))
+		return err;
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(ps, rec, &ev->sample);
@@ -241,7 +304,8 @@ static int find_map(void *ctx, uint32_t pid, uint64_t addr, struct sonde_unwind_
 }
 
 /* Fills the symbol options the user left unset from the capture. */
-static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_opts *so)
+static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_opts *so,
+				struct utsname *uts)
 {
 	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
 	const void *data;
@@ -249,6 +313,9 @@ static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_o
 
 	if (!so->osrelease)
 		so->osrelease = f->osrelease;
+	/* A pipe carries no release: like perf, take it as this machine's capture. */
+	if (!so->osrelease && sonde_pd_reader_is_pipe(r) && uname(uts) == 0)
+		so->osrelease = uts->release; /* the symbol world copies it */
 	if (!so->kallsyms &&
 	    sonde_pd_reader_feature(r, SONDE_PD_FEAT_SONDE_BASE + SONDE_PD_SFEAT_KALLSYMS, &data,
 				    &size) == 0) {
@@ -263,16 +330,26 @@ static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_o
 	}
 }
 
-static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_reader *r,
-		 const struct sonde_report_opts *o)
+/* A name for an event the file does not name (pipe mode): perf's, when it is a named one. */
+static const char *attr_name(const struct perf_event_attr *a)
 {
-	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
-	struct sonde_symtab_opts so = o->sym;
-	struct sonde_profile_opts po = {0};
-	int err;
+	size_t n;
+	const struct sonde_named_event *ev = sonde_named_events(&n);
 
-	rep->reader = r;
-	rep->nevents = sonde_pd_reader_nr_attrs(r);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].type == a->type && ev[i].config == a->config)
+			return ev[i].name;
+	return "(unnamed)";
+}
+
+/* The events of the capture and a profile with a column for each. */
+static int start_events(struct pass *ps)
+{
+	struct sonde_report *rep = ps->rep;
+	const struct sonde_report_opts *o = ps->o;
+	struct sonde_profile_opts po = {0};
+
+	rep->nevents = sonde_pd_reader_nr_attrs(rep->reader);
 	if (!rep->nevents)
 		return SONDE_E_FORMAT;
 	rep->events = calloc(rep->nevents, sizeof(*rep->events));
@@ -280,10 +357,32 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	if (!rep->events || !rep->event_names)
 		return -ENOMEM;
 	for (size_t i = 0; i < rep->nevents; i++) {
-		rep->events[i] = sonde_pd_reader_attr(r, i);
-		rep->event_names[i] = rep->events[i]->name ? rep->events[i]->name : "(unnamed)";
+		rep->events[i] = sonde_pd_reader_attr(rep->reader, i);
+		rep->event_names[i] =
+		    rep->events[i]->name ? rep->events[i]->name : attr_name(&rep->events[i]->attr);
 	}
-	capture_symbol_opts(r, &so);
+	memcpy(po.keys, o->keys, sizeof(po.keys));
+	po.nkeys = o->nkeys;
+	po.nevents = rep->nevents;
+	po.children = o->children;
+	po.callchains = o->callchains;
+	po.caller_order = o->caller_order;
+	return sonde_profile_new(&rep->profile, &po);
+}
+
+static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_reader *r,
+		 const struct sonde_report_opts *o)
+{
+	const struct sonde_pd_features *f = sonde_pd_reader_features(r);
+	struct sonde_symtab_opts so = o->sym;
+	struct utsname uts;
+	int err;
+
+	rep->reader = r;
+	/* A pipe's events arrive as records: the profile starts at the first sample. */
+	if (!sonde_pd_reader_nr_attrs(r) && !sonde_pd_reader_is_pipe(r))
+		return SONDE_E_FORMAT;
+	capture_symbol_opts(r, &so, &uts);
 	if ((err = sonde_symtab_new(&rep->symtab, &so)) ||
 	    (err = sonde_machine_new(&rep->machine, rep->symtab)))
 		return err;
@@ -292,19 +391,13 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 		if (!sonde_symtab_findnew_dso(rep->symtab, f->build_ids[i].filename,
 					      f->build_ids[i].id, f->build_ids[i].size))
 			return -ENOMEM;
-	memcpy(po.keys, o->keys, sizeof(po.keys));
-	po.nkeys = o->nkeys;
-	po.nevents = rep->nevents;
-	po.children = o->children;
-	po.callchains = o->callchains;
-	po.caller_order = o->caller_order;
-	if ((err = sonde_profile_new(&rep->profile, &po)))
-		return err;
 	ps->rep = rep;
 	ps->o = o;
+	rep->opts = o;
 	ps->arch = f->arch;
 	for (size_t i = 0; i < o->nkeys; i++)
 		ps->srcline |= o->keys[i] == SONDE_SORT_SRCLINE;
+	ps->inlines = o->callchains && !o->sym.no_inline;
 	if (o->ncomms) {
 		if (!(ps->comm_ids = calloc(o->ncomms, sizeof(*ps->comm_ids))))
 			return -ENOMEM;
@@ -313,7 +406,7 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	}
 	if (!o->no_unwind && (err = sonde_unwinder_new(&ps->unwinder, find_map, ps)))
 		return err;
-	return 0;
+	return sonde_pd_reader_nr_attrs(r) ? start_events(ps) : 0;
 }
 
 int sonde_report_build(struct sonde_report **out, struct sonde_pd_reader *r,

@@ -340,6 +340,18 @@ int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *
 	return 0;
 }
 
+const char *sonde_dso_comp_dir(struct sonde_dso *d, uint64_t addr)
+{
+	Dwfl_Line *line;
+	const char *dir;
+
+	if (!d || !dso_load(d) || !d->mod)
+		return NULL;
+	line = dwfl_module_getsrc(d->mod, addr - (uint64_t)d->adjust);
+	dir = line ? dwfl_line_comp_dir(line) : NULL;
+	return dir ? strpool_intern(&d->st->pool, dir) : NULL;
+}
+
 static int inl_push(struct sonde_dso *d, const char *name, const char *file, uint32_t line)
 {
 	if (d->nr_inl == d->cap_inl) {
@@ -474,4 +486,51 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 			return off - s->offset + s->vaddr;
 	}
 	return off;
+}
+
+/* Did the capture place this section of a .ko (libdwfl's view of it)? */
+static bool kmod_section_placed(struct sonde_dso *d, Elf_Scn *scn)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(d->mod, &bias);
+	size_t shstr;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstr) < 0 || !gelf_getshdr(scn, &sh) ||
+	    !(name = elf_strptr(elf, shstr, sh.sh_name)))
+		return false;
+	for (size_t i = 0; i < d->kmod->nr_secs; i++)
+		if (!strcmp(d->kmod->secs[i].name, name))
+			return true;
+	return false;
+}
+
+long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *buf)
+{
+	Dwarf_Addr off, bias;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t n;
+
+	if (!d || !buf)
+		return -EINVAL;
+	if (!dso_load(d) || !d->mod)
+		return -ENOENT;
+	/* libdwfl finds the section in the module's main file (for a .ko,
+	 * at the addresses its section_address callback gave). */
+	off = addr - (uint64_t)d->adjust;
+	scn = dwfl_module_address_section(d->mod, &off, &bias);
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+	    !(sh.sh_flags & SHF_ALLOC))
+		return -ENOENT;
+	if (d->kmod && !kmod_section_placed(d, scn))
+		return -ENOENT; /* libdwfl leaves unplaced sections at 0 */
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || off >= data->d_size)
+		return -ENOENT;
+	n = data->d_size - off < len ? data->d_size - off : len;
+	memcpy(buf, (const char *)data->d_buf + off, n);
+	return (long)n;
 }

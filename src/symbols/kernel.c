@@ -26,7 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <unistd.h>
 
 #define LAST_SYMBOL_SIZE 4096 /* the last symbol of an object: no next to end at */
 
@@ -131,11 +136,99 @@ int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
 	}
 	/* /proc/kallsyms is mostly in address order: sort only when needed. */
 	for (size_t i = 1; i < st->nr_ksyms; i++)
-		if (by_addr(&st->ksyms[i - 1], &st->ksyms[i]) > 0) {
+		if (st->ksyms[i - 1].addr > st->ksyms[i].addr) {
 			qsort(st->ksyms, st->nr_ksyms, sizeof(*st->ksyms), by_addr);
 			break;
 		}
 	return 0;
+}
+
+/*
+ * A cache of this boot's /proc/kallsyms text symbols.  Reading
+ * /proc/kallsyms costs the kernel tens of milliseconds (it expands every
+ * compressed name), more than the rest of a small report; its contents
+ * change only with a reboot or a module load, so the cache file is named
+ * after the boot id and a hash of /proc/modules.  It holds addresses, so
+ * it lives in the user's own cache directory, mode 0600.  SONDE_NO_CACHE
+ * turns it off.
+ */
+static int cache_path(char *buf, size_t len)
+{
+	const char *dir = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char boot[64] = "", *mods = NULL;
+	size_t mlen = 0;
+	uint64_t h = 1469598103934665603ull;
+
+	if (getenv("SONDE_NO_CACHE") ||
+	    sonde_read_text("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) <= 0)
+		return -ENOENT;
+	boot[strcspn(boot, "\n")] = '\0';
+	if (sonde_read_all("/proc/modules", &mods, &mlen) == 0) {
+		for (size_t i = 0; i < mlen; i++)
+			h = (h ^ (uint8_t)mods[i]) * 1099511628211ull;
+		free(mods);
+	}
+	if (dir && *dir)
+		snprintf(buf, len, "%s/sonde/kallsyms-%s-%016" PRIx64, dir, boot, h);
+	else if (home && *home)
+		snprintf(buf, len, "%s/.cache/sonde/kallsyms-%s-%016" PRIx64, home, boot, h);
+	else
+		return -ENOENT;
+	return 0;
+}
+
+static int cache_read(char **text, size_t *len)
+{
+	char path[PATH_MAX];
+
+	if (cache_path(path, sizeof(path)) < 0)
+		return -ENOENT;
+	return sonde_read_all(path, text, len);
+}
+
+static void cache_write(const char *text, size_t len)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
+	int fd;
+
+	/* Hidden addresses (kptr_restrict) are not worth keeping. */
+	if (len < 17 || !strncmp(text, "0000000000000000", 16) ||
+	    cache_path(path, sizeof(path)) < 0)
+		return;
+	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, text, len) == (ssize_t)len && close(fd) == 0) {
+		rename(tmp, path);
+		return;
+	}
+	close(fd);
+	unlink(tmp);
+}
+
+/* Keeps the text symbol lines of kallsyms text in place. Return: the new length. */
+static size_t keep_text_symbols(char *text, size_t len)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < len;) {
+		char *nl = memchr(text + i, '\n', len - i);
+		size_t l = (nl ? (size_t)(nl - (text + i)) + 1 : len - i);
+		char *sp = memchr(text + i, ' ', l);
+
+		if (sp && sp + 2 < text + i + l && strchr("tTwW", sp[1]) && sp[2] == ' ') {
+			memmove(text + out, text + i, l);
+			out += l;
+		}
+		i += l;
+	}
+	return out;
 }
 
 void kernel_load_ksyms(struct sonde_symtab *st)
@@ -155,8 +248,12 @@ void kernel_load_ksyms(struct sonde_symtab *st)
 	if (st->opts.no_proc_kallsyms || !st->opts.osrelease || uname(&u) < 0 ||
 	    strcmp(u.release, st->opts.osrelease))
 		return;
-	if (sonde_read_all("/proc/kallsyms", &text, &len) < 0)
-		return;
+	if (cache_read(&text, &len) < 0) {
+		if (sonde_read_all("/proc/kallsyms", &text, &len) < 0)
+			return;
+		len = keep_text_symbols(text, len);
+		cache_write(text, len);
+	}
 	st->ksyms_source = "/proc/kallsyms";
 	kernel_parse_kallsyms(st, text, len);
 	free(text);

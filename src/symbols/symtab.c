@@ -324,14 +324,16 @@ int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct 
 {
 	size_t i, n = 0;
 
-	/* kallsyms and most symbol tables come nearly sorted: check first. */
-	for (i = 1; i < r->n && by_start_rank(&r->v[i - 1], &r->v[i]) <= 0; i++)
+	/* kallsyms and most symbol tables come in address order: sort only when not. */
+	for (i = 1; i < r->n && r->v[i - 1].start <= r->v[i].start; i++)
 		;
 	if (i < r->n)
 		qsort(r->v, r->n, sizeof(*r->v), by_start_rank);
 	for (i = 0; i < r->n; i++) /* one per start: the best ranked */
 		if (!n || r->v[n - 1].start != r->v[i].start)
 			r->v[n++] = r->v[i];
+		else if (by_start_rank(&r->v[i], &r->v[n - 1]) < 0)
+			r->v[n - 1] = r->v[i];
 	if (n && st->nr_syms + n > st->cap_syms) {
 		size_t cap = st->cap_syms ? st->cap_syms : 1024;
 		const struct sonde_symbol **v;

@@ -54,3 +54,20 @@ def tracefs():
     if os.geteuid() != 0:
         pytest.fail("integration tests need root (tracepoints, system-wide counting)")
     return tracefs_root()
+
+
+@pytest.fixture(scope="session")
+def vm():
+    """A QEMU guest with Debian's 6.1 kernel (modules, kprobes, function and
+    function_graph tracers), from tests/vm: vm.run(cmd, files=[...],
+    timeout=...) -> (rc, output) boots, runs cmd as root with `sh -c` and
+    powers off; vm.start(...) returns a running Guest (see
+    tests/vm/sondevm.py).  Files keep their host paths in the guest.
+    Skips when tests/vm/setup cannot fetch QEMU or the kernel here."""
+    import sys
+    sys.path.insert(0, os.path.join(TOP, "tests", "vm"))
+    import sondevm
+    try:
+        return sondevm.VM()
+    except sondevm.VMUnavailable as e:
+        pytest.skip(f"VM tests: cannot set up the VM: {e}")

