@@ -385,3 +385,41 @@ def test_ctrl_c_stops_a_remote_system_wide_capture(agent_factory, tmp_path):
     assert "captured on" in err and "cut" not in err, err
     assert perf_fds(a.p.pid) == 0
     assert run(["perf", "report", "-i", str(out), "--stdio", "--sort", "comm"]).stdout.count("%") > 1
+
+
+def test_agent_in_a_vm(vm, tmp_path):
+    """The embedded story on a real second kernel: the static agent inside a
+    QEMU guest (Debian's 6.1 kernel) listening off loopback with a token,
+    the host outside through QEMU's port forwarding."""
+    tok = tmp_path / "token"
+    tok.write_text("vm-token-4711\n")
+    tok.chmod(0o600)
+    wrong = tmp_path / "wrong"
+    wrong.write_text("vm-token-4712\n")
+    split, loop = workload("split"), workload("getppid_loop")
+    g = vm.start(f"echo vm-token-4711 > /tmp/token; "
+                 f"{AGENT} --listen 0.0.0.0:4243 --token-file /tmp/token --allow-exec",
+                 files=[AGENT, split, loop], fwd=[(0, 4243)], timeout=900)
+    with g:
+        g.wait_for("listening on 0.0.0.0:4243", timeout=300)
+        target = f"127.0.0.1:{g.host_ports[4243]}"
+        p = sonde("list", "--target", target, "--token-file", str(wrong), check=False)
+        assert p.returncode == 1 and "authentication failed" in p.stderr, p.stderr
+        p = sonde("list", "--target", target, "--token-file", str(tok), "sched:sched_switch")
+        assert "6.1.0" in p.stdout and "sched:sched_switch" in p.stdout, p.stdout
+        tp = tmp_path / "vm-tp.data"
+        sonde("record", "--target", target, "--token-file", str(tok), "-o", str(tp),
+              "-e", "syscalls:sys_enter_getppid", "-c", "1", "--", loop, "2000", timeout=600)
+        assert run(["perf", "script", "-i", str(tp)]).stdout.count("sys_enter_getppid") == 2000
+        out = tmp_path / "vm.data"
+        p = sonde("record", "--target", target, "--token-file", str(tok), "-o", str(out),
+                  "-e", "cpu-clock", "-F", "1000", "-g", "--", split, "2", timeout=600)
+        assert "6.1.0" in p.stderr, p.stderr
+        rows = sonde_symbols(out)
+        assert top(rows)[0][0] == "hot_fn", rows
+        ids = run(["perf", "buildid-list", "-i", str(out)]).stdout
+        assert "split" in ids and "[kernel.kallsyms]" in ids, ids
+        # The guest's kernel symbols come from the kallsyms captured there.
+        rep = sonde("report", "-i", str(out), "--no-children", "--sort", "dso,sym").stdout
+        assert re.search(r"\[kernel\.kallsyms\]\s+\[k\] \w+", rep), rep
+        g.kill()
