@@ -6,7 +6,7 @@ PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build demo check unit integration vm browser screenshot asan fuzz bench clean
+.PHONY: all deps build demo check unit integration vm browser screenshot asan fuzz bench agents clean
 
 all: build
 
@@ -57,8 +57,12 @@ fuzz: $(FUZZ)/build.ninja
 	ninja -C $(FUZZ)
 	./tests/fuzz/run $(FUZZ) $(FUZZ_SECONDS)
 
+# Static sonde-agent for x86_64 (glibc, musl), aarch64 and armhf, with sizes.
+agents:
+	./scripts/build-agent-cross build-agents
+
 bench: build
 	./bench/run-all $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ) build-agents

@@ -181,7 +181,9 @@ struct sonde_pd_writer;
  */
 int sonde_pd_writer_open(struct sonde_pd_writer **out, const char *path, struct sonde_errmsg *err);
 
-/* Same on an open seekable fd (not closed by the writer; written from offset 0). */
+/* Same on an open seekable fd (not closed by the writer; written from offset 0).
+ * @fd -1 makes a feature collector with no file (the agent's): features are
+ * set and read back with sonde_pd_writer_feature(); records fail with -EBADF. */
 int sonde_pd_writer_open_fd(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err);
 
 /**
@@ -239,6 +241,10 @@ int sonde_pd_writer_set_topology(struct sonde_pd_writer *w, const struct sonde_p
 int sonde_pd_writer_set_feature(struct sonde_pd_writer *w, unsigned bit, const void *blob,
 				size_t len);
 /* sonde feature @n (< SONDE_PD_FEAT_SONDE_MAX): opaque blob perf skips. */
+/* The serialized bytes of feature @bit.  Return: 1 with borrowed *data (valid
+ * until the feature is set again or the writer closes), or 0 when not set. */
+int sonde_pd_writer_feature(const struct sonde_pd_writer *w, unsigned bit, const void **data,
+			    size_t *len);
 int sonde_pd_writer_set_sonde_feature(struct sonde_pd_writer *w, unsigned n, const void *blob,
 				      size_t len);
 

@@ -114,4 +114,19 @@ int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_reco
  */
 int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs);
 
+enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE };
+
+/* Where build ids come from: this machine's files, or a remote target's. */
+struct sonde_buildid_source {
+	/* The build id of the kernel, module @name, or file @name as process
+	 * @pid (0: unknown) sees it.  Return: its length (> 0) or -errno. */
+	int (*lookup)(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
+		      uint8_t id[20]);
+	void *ctx;
+};
+
+/* sonde_record_build_ids() with build ids from @src (a remote capture's). */
+int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
+				const struct sonde_buildid_source *src);
+
 #endif

@@ -191,7 +191,7 @@ static bool already_written(const struct pass *ps, size_t upto, const char *file
 	return false;
 }
 
-static int emit(struct pass *ps, struct sonde_pd_writer *w, const char *sysfs)
+static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_buildid_source *src)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		struct map *m = &ps->maps[i];
@@ -203,21 +203,18 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const char *sysfs)
 			continue;
 		if (kernel && !strncmp(m->filename, "[kernel.kallsyms]", 17)) {
 			name = "[kernel.kallsyms]";
-			if (!m->bid_len && (r = sonde_build_id_of_kernel(sysfs, m->bid)) > 0)
+			if (!m->bid_len &&
+			    (r = src->lookup(src->ctx, SONDE_BID_KERNEL, NULL, 0, m->bid)) > 0)
 				m->bid_len = (uint8_t)r;
 		} else if (kernel) {
 			char mod[256];
 
 			module_name(m->filename, mod, sizeof(mod));
-			if (!m->bid_len && (r = sonde_build_id_of_module(sysfs, mod, m->bid)) > 0)
+			if (!m->bid_len &&
+			    (r = src->lookup(src->ctx, SONDE_BID_MODULE, mod, 0, m->bid)) > 0)
 				m->bid_len = (uint8_t)r;
 		} else if (!m->bid_len && m->filename[0] == '/') {
-			char path[PATH_MAX];
-
-			snprintf(path, sizeof(path), "/proc/%u/root%s", m->pid, m->filename);
-			r = sonde_build_id_of_file(path, m->bid);
-			if (r < 0)
-				r = sonde_build_id_of_file(m->filename, m->bid);
+			r = src->lookup(src->ctx, SONDE_BID_FILE, m->filename, m->pid, m->bid);
 			if (r > 0)
 				m->bid_len = (uint8_t)r;
 		}
@@ -232,7 +229,41 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const char *sysfs)
 	return 0;
 }
 
+/* This machine's files: sysfs notes, and files through /proc/PID/root first
+ * (objects in other mount namespaces). */
+static int local_lookup(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
+			uint8_t id[SONDE_BUILD_ID_MAX])
+{
+	const char *sysfs = ctx;
+	char path[PATH_MAX];
+	int r;
+
+	switch (kind) {
+	case SONDE_BID_KERNEL:
+		return sonde_build_id_of_kernel(sysfs, id);
+	case SONDE_BID_MODULE:
+		return sonde_build_id_of_module(sysfs, name, id);
+	case SONDE_BID_FILE:
+		r = -ENOENT;
+		if (pid && snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name) <
+				   (int)sizeof(path))
+			r = sonde_build_id_of_file(path, id);
+		if (r < 0)
+			r = sonde_build_id_of_file(name, id);
+		return r;
+	}
+	return -EINVAL;
+}
+
 int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs)
+{
+	struct sonde_buildid_source src = {local_lookup, (void *)sysfs};
+
+	return sonde_record_build_ids_from(w, path, &src);
+}
+
+int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
+				const struct sonde_buildid_source *src)
 {
 	struct pass ps = {0};
 	struct sonde_pd_reader *rd = NULL;
@@ -248,7 +279,7 @@ int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const ch
 	sonde_u32map_init(&ps.last);
 	r = walk(&ps, rd);
 	if (r >= 0)
-		r = emit(&ps, w, sysfs);
+		r = emit(&ps, w, src);
 	sonde_pd_reader_close(rd);
 	for (size_t i = 0; i < ps.n; i++)
 		free(ps.maps[i].filename);

@@ -34,6 +34,12 @@ int cli_check_target(const char *cmd, bool workload, size_t npids, size_t ntids,
 /* Prints a usage error and the hint to run --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct sonde_agent_record_req;
+/* record_remote.c: --target for record and list. */
+int record_remote(const char *target, const char *token_file, struct sonde_agent_record_req *req,
+		  const char *output, int zlevel);
+int list_remote(const char *target, const char *token_file, const char *glob);
+
 int cmd_stat(int argc, char **argv, struct cli *cli);
 int cmd_record(int argc, char **argv, struct cli *cli);
 int cmd_report(int argc, char **argv, struct cli *cli);

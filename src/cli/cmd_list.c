@@ -26,7 +26,10 @@ static const char list_usage[] =
 	"hardware, software and hardware cache events, raw and PMU syntax, named PMU\n"
 	"events from sysfs, breakpoints, tracepoints from tracefs and dynamic probes.\n"
 	"A GLOB (e.g. 'sched:*', '*fault*') keeps matching names; a class keeps one group.\n"
-	"Groups this machine can't use are marked as such.\n";
+	"Groups this machine can't use are marked as such.\n"
+	"\n"
+	"  --target HOST:PORT|ssh://...  list what a target running sonde-agent supports\n"
+	"  --token-file FILE             the agent's token\n";
 
 struct lister {
 	const char *glob;  /* NULL: everything */
@@ -174,7 +177,11 @@ static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 
 int cmd_list(int argc, char **argv, struct cli *cli)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"target", required_argument, NULL, 'T'},
+					     {"token-file", required_argument, NULL, 'K'},
+					     {0}};
+	const char *target = NULL, *token_file = NULL;
 	static const char *const classes[] = {"hw", "sw", "cache", "pmu", "tracepoint", "probe"};
 	struct lister ls = {0};
 	const struct sonde_roots *roots;
@@ -186,10 +193,16 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			fputs(list_usage, stdout);
 			return EXIT_OK;
 		}
+		if (c == 'T' || c == 'K') {
+			*(c == 'T' ? &target : &token_file) = optarg;
+			continue;
+		}
 		return cli_usage_error("list", "unknown option");
 	}
 	if (optind < argc - 1)
 		return cli_usage_error("list", "give at most one GLOB");
+	if (target)
+		return list_remote(target, token_file, optind < argc ? argv[optind] : NULL);
 	if (optind < argc) {
 		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
 			if (!strcmp(argv[optind], classes[i]))

@@ -2,14 +2,12 @@
 /*
  * sonde record: sample events into perf.data.
  *
- * Order of work: parse options, open the writer, fork the workload (held
- * at its gate), open events and rings, declare the events to the writer,
- * synthesize what already runs, then start.  The loop waits in ppoll() on
- * the rings, the workload's pidfd and signals (unblocked only inside
- * ppoll), drains every ring after each wake-up and marks the end of each
- * pass with FINISHED_ROUND so readers can merge CPUs in time order.  Every
- * way out (workload exit or crash, Ctrl-C, SIGTERM, a write error) goes
- * through the same end: disable, final drain, features, close.
+ * Order of work: parse options, open the writer, open the capture (the
+ * workload forked and held at its gate, events and rings, see
+ * sonde/capture.h: the loop is shared with sonde-agent), declare the events
+ * to the writer, synthesize what already runs, then run.  Every way out
+ * (workload exit or crash, Ctrl-C, SIGTERM, a write error) goes through the
+ * same end: disable, final drain, features, close.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sonde/agent.h>
+#include <sonde/capture.h>
 #include <sonde/doctor.h>
 #include <sonde/evprobe.h>
 #include <sonde/perf_data.h>
@@ -55,6 +55,10 @@ static const char record_usage[] =
 	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
+	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]\n"
+	"                         capture on a target running sonde-agent (the command\n"
+	"                         runs there); the file is written here\n"
+	"      --token-file FILE  the agent's token (needed off loopback)\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
@@ -74,6 +78,10 @@ struct record_opts {
 	int kallsyms; /* -1 default, 0 no, 1 yes */
 	int zlevel;   /* 0: no compression */
 	char **argv;
+	/* --target: the -e and --filter arguments go to the target as they are */
+	const char *target, *token_file;
+	const char **specs, **spec_filters;
+	size_t nspecs;
 };
 
 static volatile sig_atomic_t stop_signal, child_exited;
@@ -94,13 +102,6 @@ static int writer_sink(void *ctx, const void *buf, size_t len)
 static int writer_emit(void *ctx, const void *rec, size_t len)
 {
 	return sonde_pd_writer_write(ctx, rec, len);
-}
-
-static int finished_round(struct sonde_pd_writer *w)
-{
-	struct perf_event_header h = {.type = SONDE_PD_RECORD_FINISHED_ROUND, .size = sizeof(h)};
-
-	return sonde_pd_writer_write(w, &h, sizeof(h));
 }
 
 static int parse_ids(const char *arg, pid_t **out, size_t *n)
@@ -185,9 +186,26 @@ static int grow_filters(struct record_opts *o)
 	return 0;
 }
 
+static int add_remote_spec(struct record_opts *o, const char *spec)
+{
+	const char **v = realloc(o->specs, (o->nspecs + 1) * sizeof(*v));
+	const char **f;
+
+	if (!v)
+		return -ENOMEM;
+	o->specs = v;
+	f = realloc(o->spec_filters, (o->nspecs + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	o->spec_filters = f;
+	o->specs[o->nspecs] = spec;
+	o->spec_filters[o->nspecs++] = "";
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS };
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -203,6 +221,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"kallsyms", no_argument, NULL, OPT_KALLSYMS},
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
+		{"target", required_argument, NULL, OPT_TARGET},
+		{"token-file", required_argument, NULL, OPT_TOKEN},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -210,11 +230,27 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	char *end;
 	int c, r;
 
+	/* A remote capture's events are the target's: find --target first. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
+			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::h", opts, NULL)) != -1) {
 		switch (c) {
+		case OPT_TARGET:
+			o->target = optarg;
+			break;
+		case OPT_TOKEN:
+			o->token_file = optarg;
+			break;
 		case 'e': {
 			size_t before = o->events.n;
+
+			if (o->target) {
+				if (add_remote_spec(o, optarg) < 0)
+					return EXIT_FAIL;
+				break;
+			}
 
 			r = sonde_evlist_parse(&o->events, optarg, cli_roots(cli));
 			if (r < 0) {
@@ -229,6 +265,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			break;
 		}
 		case OPT_FILTER:
+			if (o->target) {
+				if (!o->nspecs)
+					return cli_usage_error("record", "--filter applies to a tracepoint: "
+									 "put it after -e SYS:EVENT");
+				o->spec_filters[o->nspecs - 1] = optarg;
+				break;
+			}
 			if ((r = set_filter(o, last_first, optarg)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
@@ -303,6 +346,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		o->argv = &argv[optind];
 	if (cli_check_target("record", o->argv != NULL, o->npids, o->ntids, o->all_cpus))
 		return EXIT_USAGE;
+	if (o->token_file && !o->target)
+		return cli_usage_error("record", "--token-file goes with --target");
+	if (o->target)
+		return 0; /* the target picks its default event */
 	if (!o->events.n) {
 		/* perf's default is cycles; without a PMU it falls back to cpu-clock. */
 		const char *def = sonde_hw_pmu_probe() == 0 ? "cycles" : "cpu-clock";
@@ -313,10 +360,6 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	}
 	return 0;
 }
-
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 
 /* Keeps the previous capture as FILE.old, as perf does. */
 static void keep_old(const char *path)
@@ -351,8 +394,8 @@ struct capture {
 	struct record_opts *o;
 	struct cli *cli;
 	struct sonde_pd_writer *w;
-	struct sonde_record *rec;
-	struct sonde_workload wl;
+	struct sonde_capture cap;
+	struct sonde_record *rec; /* borrowed from cap */
 	struct sonde_cpulist cpus;
 	int status;       /* workload wait status, -1 if none */
 	bool interrupted; /* stopped by a signal */
@@ -380,100 +423,15 @@ static int declare_events(struct capture *c)
 	return 0;
 }
 
-static int synthesize(struct capture *c)
+static void warn_kernel_map_hidden(void)
 {
-	struct sonde_synth s = {
-		.procfs = "/proc",
-		.sysfs = "/sys",
-		.id_hdr_size = sonde_record_id_hdr_size(c->rec),
-		.emit = writer_emit,
-		.ctx = c->w,
-		.mmap_data = c->o->cg == SONDE_CG_DWARF,
-	};
-	int r = sonde_synth_kernel_mmap(&s);
+	struct sonde_doctor_config cfg;
+	const char *why;
+	char buf[256];
 
-	/* Hidden kernel addresses (kptr_restrict) cost kernel symbols, not the capture. */
-	if (r == -EACCES || r == -ENOENT) {
-		struct sonde_doctor_config cfg;
-		const char *why;
-		char buf[256];
-
-		sonde_doctor_config_default(&cfg);
-		why = sonde_doctor_explain_kallsyms(&cfg, buf, sizeof(buf));
-		cli_warn("no kernel map in the capture: %s",
-			 why ? why : "kallsyms lists no _text or _stext");
-		r = 0;
-	}
-	if (r == 0)
-		r = sonde_synth_modules(&s);
-	if (r == 0 && c->o->all_cpus)
-		r = sonde_synth_all_processes(&s);
-	for (size_t i = 0; r == 0 && i < c->o->npids; i++)
-		r = sonde_synth_process(&s, c->o->pids[i]);
-	/* A thread's process is synthesized whole: perf does the same. */
-	for (size_t i = 0; r == 0 && i < c->o->ntids; i++)
-		r = sonde_synth_process(&s, c->o->tids[i]);
-	return r;
-}
-
-/* The capture loop.  Returns when the capture should end. */
-static void capture_loop(struct capture *c, const sigset_t *waitmask)
-{
-	struct pollfd pfd[1024];
-	size_t nrings = sonde_record_pollfds(c->rec, pfd, 1000), n = nrings;
-	int pidfd = -1;
-
-	if (c->wl.pid > 0) {
-		pidfd = (int)syscall(SYS_pidfd_open, c->wl.pid, 0);
-		if (pidfd >= 0) {
-			pfd[n].fd = pidfd;
-			pfd[n].events = POLLIN;
-			n++;
-		}
-	}
-	for (;;) {
-		long got;
-		int pr;
-
-		if (stop_signal) {
-			c->interrupted = true;
-			if (c->wl.pid > 0)
-				kill(c->wl.pid, stop_signal);
-			stop_signal = 0;
-			if (c->wl.pid <= 0)
-				break;
-		}
-		if (c->wl.pid > 0 && (child_exited || (pidfd >= 0 && pfd[nrings].revents))) {
-			int status;
-
-			child_exited = 0;
-			if (waitpid(c->wl.pid, &status, WNOHANG) == c->wl.pid) {
-				c->status = status;
-				break;
-			}
-		}
-		pr = ppoll(pfd, n, NULL, waitmask);
-		if (pr < 0 && errno != EINTR)
-			break;
-		got = sonde_record_drain(c->rec, writer_sink, c->w);
-		if (got > 0)
-			finished_round(c->w);
-		if (got < 0 || sonde_pd_writer_error(c->w)) {
-			c->write_err = got < 0 ? (int)got : sonde_pd_writer_error(c->w);
-			break;
-		}
-		/* Attached targets gone: every ring hung up. */
-		if (c->wl.pid <= 0 && !c->o->all_cpus) {
-			size_t hup = 0;
-
-			for (size_t k = 0; k < nrings; k++)
-				hup += !!(pfd[k].revents & POLLHUP);
-			if (hup == nrings)
-				break;
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
+	sonde_doctor_config_default(&cfg);
+	why = sonde_doctor_explain_kallsyms(&cfg, buf, sizeof(buf));
+	cli_warn("no kernel map in the capture: %s", why ? why : "kallsyms lists no _text or _stext");
 }
 
 #define MIB (1024.0 * 1024.0)
@@ -530,7 +488,7 @@ static int workload_exit_code(int status)
 static int run_capture(struct capture *c, int argc, char **argv)
 {
 	struct record_opts *o = c->o;
-	struct sonde_record_opts ro = {0};
+	struct sonde_capture_opts co = {0};
 	struct sonde_errmsg err = {{0}};
 	sigset_t block, waitmask;
 	int r, ret = EXIT_FAIL;
@@ -560,29 +518,28 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGCHLD);
 
-	if (o->argv) {
-		r = sonde_workload_prepare(&c->wl, o->argv);
-		if (r < 0) {
-			cli_error("can't start '%s': %s", o->argv[0], strerror(-r));
-			goto out;
-		}
-	}
-	ro.events = &o->events;
-	ro.target.workload = c->wl.pid;
-	ro.target.pids = o->pids;
-	ro.target.npids = o->npids;
-	ro.target.tids = o->tids;
-	ro.target.ntids = o->ntids;
-	ro.target.cpus = &c->cpus;
-	ro.target.procfs = "/proc";
-	ro.freq = o->freq;
-	ro.period = o->period;
-	ro.callgraph = o->cg;
-	ro.dwarf_size = o->dwarf_size;
-	ro.pages = o->pages;
-	ro.filters = (const char *const *)o->filters;
-	ro.system_wide = o->all_cpus;
-	r = sonde_record_open(&c->rec, &ro);
+	co.rec.events = &o->events;
+	co.rec.target.pids = o->pids;
+	co.rec.target.npids = o->npids;
+	co.rec.target.tids = o->tids;
+	co.rec.target.ntids = o->ntids;
+	co.rec.target.cpus = &c->cpus;
+	co.rec.target.procfs = "/proc";
+	co.rec.freq = o->freq;
+	co.rec.period = o->period;
+	co.rec.callgraph = o->cg;
+	co.rec.dwarf_size = o->dwarf_size;
+	co.rec.pages = o->pages;
+	co.rec.filters = (const char *const *)o->filters;
+	co.rec.system_wide = o->all_cpus;
+	co.argv = o->argv;
+	co.sink = writer_sink;
+	co.sink_ctx = c->w;
+	co.waitmask = &waitmask;
+	co.stop_signal = &stop_signal;
+	co.child_exited = &child_exited;
+	r = sonde_capture_open(&c->cap, &co);
+	c->rec = c->cap.rec;
 	if (r < 0) {
 		char why[512];
 
@@ -591,8 +548,7 @@ static int run_capture(struct capture *c, int argc, char **argv)
 				  sonde_doctor_explain_open_error(&c->rec->failed->attr,
 								  c->rec->failed_err, why, sizeof(why)));
 		else
-			cli_error("%s", c->rec ? c->rec->err.text : strerror(-r));
-		sonde_workload_abort(&c->wl);
+			cli_error("%s", c->cap.err.text);
 		goto out;
 	}
 	if (c->rec->freq_asked)
@@ -605,39 +561,80 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
 	if (r == 0)
-		r = synthesize(c);
+		r = sonde_capture_synthesize(&c->cap, writer_emit, c->w);
+	if (r == 0 && c->cap.kernel_map_hidden)
+		warn_kernel_map_hidden();
 	if (r < 0) {
 		cli_error("can't write %s: %s", o->output, sonde_pd_writer_errmsg(c->w)[0]
 				 ? sonde_pd_writer_errmsg(c->w) : strerror(-r));
-		sonde_workload_abort(&c->wl);
 		goto out;
 	}
-	/* System wide, the counters run before the workload execs, so its exec
-	 * COMM is recorded; a workload's own counters start at its exec. */
-	if (c->wl.pid <= 0 || o->all_cpus)
-		sonde_record_enable(c->rec);
-	if (c->wl.pid > 0) {
-		r = sonde_workload_start(&c->wl);
-		if (r < 0) {
-			cli_error("can't run '%s': %s", o->argv[0], strerror(-r));
-			ret = 127;
-			goto out;
-		}
+	r = sonde_capture_run(&c->cap);
+	if (r < 0) {
+		cli_error("%s", c->cap.err.text);
+		ret = 127;
+		goto out;
 	}
-	capture_loop(c, &waitmask);
-	sonde_record_disable(c->rec);
-	if (c->wl.pid > 0 && c->status < 0) {
-		/* Stopped early: the workload got our signal; reap it. */
-		int status;
-
-		if (waitpid(c->wl.pid, &status, 0) == c->wl.pid)
-			c->status = status;
-	}
-	if (!c->write_err && sonde_record_drain(c->rec, writer_sink, c->w) > 0)
-		finished_round(c->w);
+	c->status = c->cap.status;
+	c->interrupted = c->cap.end == SONDE_CAPTURE_SIGNALED;
+	if (c->cap.end == SONDE_CAPTURE_SINK_ERROR)
+		c->write_err = c->cap.sink_err;
+	else if (sonde_pd_writer_error(c->w))
+		c->write_err = sonde_pd_writer_error(c->w);
 	ret = EXIT_OK;
 out:
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	return ret;
+}
+
+/* --target: the same options, run by sonde-agent on the target. */
+static int run_remote(struct record_opts *o, int argc, char **argv)
+{
+	const char **cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
+	uint32_t *pids = calloc(o->npids + 1, sizeof(*pids)), *tids = calloc(o->ntids + 1, sizeof(*tids));
+	struct sonde_agent_record_req req = {
+		.nspecs = (uint32_t)o->nspecs,
+		.specs = o->specs,
+		.filters = o->spec_filters,
+		.freq = o->freq,
+		.period = o->period,
+		.callgraph = o->cg,
+		.dwarf_size = o->dwarf_size,
+		.pages = o->pages,
+		.cpu_list = o->cpu_list ? o->cpu_list : "",
+		.npids = (uint32_t)o->npids,
+		.ntids = (uint32_t)o->ntids,
+		.pids = pids,
+		.tids = tids,
+		.cmdline = cmdline,
+		.cmdc = (uint32_t)argc + 1,
+	};
+	int ret = EXIT_FAIL;
+
+	if (!cmdline || !pids || !tids)
+		goto out;
+	cmdline[0] = "sonde";
+	for (int i = 0; i < argc; i++)
+		cmdline[i + 1] = argv[i];
+	for (size_t i = 0; i < o->npids; i++)
+		pids[i] = (uint32_t)o->pids[i];
+	for (size_t i = 0; i < o->ntids; i++)
+		tids[i] = (uint32_t)o->tids[i];
+	if (o->all_cpus)
+		req.flags |= SONDE_AGENT_R_SYSTEM_WIDE;
+	/* The host can't read the target's kallsyms later: keep them by default. */
+	if (o->kallsyms != 0)
+		req.flags |= SONDE_AGENT_R_KALLSYMS;
+	if (o->argv) {
+		while (o->argv[req.argc])
+			req.argc++;
+		req.argv = (const char **)o->argv;
+	}
+	ret = record_remote(o->target, o->token_file, &req, o->output, o->zlevel);
+out:
+	free(cmdline);
+	free(pids);
+	free(tids);
 	return ret;
 }
 
@@ -650,8 +647,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		.output = "perf.data",
 		.kallsyms = -1,
 	};
-	struct capture c = {.o = &o, .cli = cli, .status = -1, .wl = {.pid = -1, .go_fd = -1,
-								       .err_fd = -1}};
+	struct capture c = {.o = &o, .cli = cli, .status = -1};
 	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -660,6 +656,10 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	ret = parse_options(argc, argv, &o, cli);
 	if (ret != 0) {
 		ret = ret < 0 ? EXIT_OK : ret;
+		goto out;
+	}
+	if (o.target) {
+		ret = run_remote(&o, argc, argv);
 		goto out;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -698,7 +698,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	}
 	if (ret == EXIT_OK && o.argv)
 		ret = workload_exit_code(c.status);
-	sonde_record_close(c.rec);
+	sonde_capture_close(&c.cap);
 	sonde_cpulist_fini(&c.cpus);
 out:
 	if (o.filters)
@@ -707,6 +707,8 @@ out:
 	free(o.filters);
 	free(o.pids);
 	free(o.tids);
+	free(o.specs);
+	free(o.spec_filters);
 	sonde_evlist_fini(&o.events);
 	return ret;
 }

@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fnmatch.h>
 #include <linux/hw_breakpoint.h>
 #include <stdio.h>

@@ -60,9 +60,12 @@ static void read_cpuinfo(struct sonde_pd_host *h)
 	}
 	fclose(f);
 	/* x86 form of perf's cpuid: vendor,family,model,stepping */
-	if (vendor[0] && family[0] && model[0])
-		snprintf(h->cpuid, sizeof(h->cpuid), "%s,%s,%s,%s", vendor, family, model,
-			 stepping[0] ? stepping : "0");
+	/* A cpuid that does not fit is no cpuid (the return is checked, so -Os
+	 * builds don't warn of truncation). */
+	if (vendor[0] && family[0] && model[0] &&
+	    snprintf(h->cpuid, sizeof(h->cpuid), "%s,%s,%s,%s", vendor, family, model,
+		     stepping[0] ? stepping : "0") >= (int)sizeof(h->cpuid))
+		h->cpuid[0] = '\0';
 }
 
 /* arm64: perf's cpuid is the MIDR of the first CPU as 0x%016lx. */

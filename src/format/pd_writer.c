@@ -746,6 +746,16 @@ int sonde_pd_writer_set_feature(struct sonde_pd_writer *w, unsigned bit, const v
 	return blob_put(w, bit, blob, len, false);
 }
 
+int sonde_pd_writer_feature(const struct sonde_pd_writer *w, unsigned bit, const void **data,
+			    size_t *len)
+{
+	if (bit >= SONDE_PD_FEAT_BITS || !w->feat[bit].set)
+		return 0;
+	*data = w->feat[bit].data;
+	*len = w->feat[bit].len;
+	return 1;
+}
+
 int sonde_pd_writer_set_sonde_feature(struct sonde_pd_writer *w, unsigned n, const void *blob,
 				      size_t len)
 {
@@ -831,6 +841,10 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 
 	if (!w)
 		return 0;
+	if (w->fd < 0) {
+		err = w->err; /* a feature collector: no file */
+		goto free_all;
+	}
 	compress_staged(w);
 	flush(w);
 	if (!w->begun && !w->err)
@@ -854,6 +868,7 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 		if (errmsg)
 			sonde_errmsg_set(errmsg, err, "closing perf.data: %s", sonde_strerror(err));
 	}
+free_all:
 	for (size_t i = 0; i < w->nr_attrs; i++) {
 		free(w->attrs[i].name);
 		free(w->attrs[i].ids);

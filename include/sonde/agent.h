@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sonde-agent's server (target side) and client (host side) over the wire
+ * protocol of sonde/agent_proto.h.
+ *
+ * Server: one session at a time on a connection (a TCP socket, or stdin and
+ * stdout under ssh).  A capture runs the same sonde_capture as a local
+ * `sonde record`, with a sink that sends records as DATA messages; the
+ * connection is polled with the rings, so a host that goes away ends the
+ * capture at once, and every way out closes the events and kills the
+ * workload it started before the next session.
+ *
+ * Client: connects (TCP, or `ssh ... sonde-agent --stdio`), checks the
+ * hello, and turns a remote capture into a local perf.data writer's calls.
+ */
+#ifndef SONDE_AGENT_H
+#define SONDE_AGENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <sonde/agent_proto.h>
+#include <sonde/error.h>
+
+struct sonde_pd_writer;
+
+struct sonde_agent_config {
+	const uint8_t *token; /* borrowed; NULL: no token needed */
+	size_t token_len;
+	bool allow_exec;
+	uint64_t max_bytes; /* record bytes per capture; 0: no cap */
+	uint64_t max_rate;  /* record bytes per second; 0: no cap */
+	int listen_fd;	    /* polled during a capture to turn others away; -1 */
+	const char *version;
+	volatile sig_atomic_t *stop_signal; /* set by a signal handler: ends a capture; or NULL */
+};
+
+/* Serves one session on @rfd/@wfd (not closed).  Return: 0 when the host
+ * said BYE or closed, or -errno; *why (optional) says what happened. */
+int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
+		      struct sonde_errmsg *why);
+
+/* Tells a connection that arrives while a capture runs that the agent is busy. */
+void sonde_agent_refuse_busy(int fd);
+
+/* ---- host side ---- */
+
+struct sonde_agent_client {
+	struct sonde_agent_conn conn;
+	pid_t ssh_pid;			/* the ssh child, or -1 */
+	struct sonde_agent_hello hello; /* strings borrowed from hello_buf */
+	uint8_t *hello_buf;		/* owned */
+	struct sonde_errmsg err;
+	/* Set by sonde_agent_client_record(): */
+	bool cut;	   /* the connection ended before END */
+	uint64_t received; /* record bytes written */
+	struct sonde_agent_end end;
+	struct sonde_agent_events events;
+	bool kernel_map_hidden;
+};
+
+/**
+ * sonde_agent_client_open() - connect to @target and authenticate
+ * @target: "HOST:PORT", "[V6ADDR]:PORT" or "ssh://[USER@]HOST[:PORT]" (runs
+ *          $SONDE_SSH, default "ssh", with the remote command
+ *          $SONDE_AGENT_REMOTE, default "sonde-agent", and "--stdio")
+ * @token: the token (NULL or length 0 for none)
+ * Return: 0, or a negative code with c->err saying why.
+ */
+int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, const void *token,
+			    size_t token_len);
+void sonde_agent_client_close(struct sonde_agent_client *c);
+
+/**
+ * sonde_agent_client_record() - run @req on the target into @w
+ * @stop_fd_out: receives the fd to write a STOP frame to (for a signal handler)
+ *
+ * Declares the events, copies the features and writes every record
+ * received.  A connection that ends before END sets c->cut and returns 0:
+ * the writer holds everything received.
+ * Return: 0, or a negative code with c->err (the agent refused the request,
+ * a malformed message, a write error).
+ */
+int sonde_agent_client_record(struct sonde_agent_client *c,
+			      const struct sonde_agent_record_req *req, struct sonde_pd_writer *w);
+
+/* A STOP frame's bytes, for writing from a signal handler. */
+extern const uint8_t sonde_agent_stop_frame[SONDE_AGENT_FRAME_SIZE];
+
+/* Build id of a kernel/module/file on the target (enum sonde_bid_kind).
+ * Return: its length (> 0), -ENOENT, or -EACCES when refused. */
+int sonde_agent_client_build_id(struct sonde_agent_client *c, int kind, const char *name,
+				uint32_t pid, uint8_t id[20]);
+
+/* FILE request.  Return: 0 with *blob new (free()), or a negative code. */
+int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **blob, size_t *len);
+
+/* LIST: calls @line for each entry (name NULL: a note).  Return: 0 or negative. */
+int sonde_agent_client_list(struct sonde_agent_client *c, const char *what,
+			    void (*line)(void *ctx, const char *name, const char *kind), void *ctx);
+
+void sonde_agent_client_bye(struct sonde_agent_client *c);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wire protocol between `sonde record --target` (host) and
+ * `sonde-agent` (target).  A message is an 8-byte frame header (payload
+ * length u32, type u16, protocol version u16, little-endian) and a payload
+ * of fields in a fixed order: u32/u64 little-endian, strings as u32 length
+ * + bytes ending in one NUL (no other NUL), blobs as u32 length + bytes.
+ * Every length is checked against what is left of the payload and against
+ * a per-field cap before anything is trusted; a decoder never reads past
+ * the payload and returns -EBADMSG on any mismatch, including bytes left
+ * over.
+ *
+ * A session: agent HELLO; host AUTH (always, the token empty when none is
+ * needed); agent OK or ERROR.  Then requests, one at a time:
+ *   RECORD -> EVENTS, FEATURE..., DATA..., FEATURE..., END   (or ERROR)
+ *             the host may send STOP at any time during the capture
+ *   BUILDID -> BUILDID_REPLY (or ERROR);  FILE -> FILE_REPLY (or ERROR)
+ *   LIST -> LIST_REPLY;  BYE ends the session.
+ * DATA carries whole perf records (the target's byte order: the hello says
+ * which) exactly as a perf.data data section holds them.
+ */
+#ifndef SONDE_AGENT_PROTO_H
+#define SONDE_AGENT_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SONDE_AGENT_PROTO_VERSION 1
+#define SONDE_AGENT_FRAME_SIZE 8
+/* Caps: what the agent accepts from a host, and what a host accepts. */
+#define SONDE_AGENT_MAX_REQUEST (64u * 1024)
+#define SONDE_AGENT_MAX_REPLY (64u * 1024 * 1024)
+#define SONDE_AGENT_MAX_STRING 4096u
+#define SONDE_AGENT_MAX_ARGS 256u
+#define SONDE_AGENT_MAX_IDS 4096u
+#define SONDE_AGENT_MAX_TOKEN 256u
+#define SONDE_AGENT_DEFAULT_PORT 4243
+
+enum sonde_agent_msg {
+	SONDE_AM_HELLO = 1,
+	SONDE_AM_AUTH,
+	SONDE_AM_OK,
+	SONDE_AM_ERROR,
+	SONDE_AM_RECORD,
+	SONDE_AM_EVENTS,
+	SONDE_AM_FEATURE,
+	SONDE_AM_DATA,
+	SONDE_AM_END,
+	SONDE_AM_STOP,
+	SONDE_AM_BUILDID,
+	SONDE_AM_BUILDID_REPLY,
+	SONDE_AM_FILE,
+	SONDE_AM_FILE_REPLY,
+	SONDE_AM_LIST,
+	SONDE_AM_LIST_REPLY,
+	SONDE_AM_BYE,
+	SONDE_AM_MAX_
+};
+
+/* Hello flags. */
+#define SONDE_AGENT_F_ALLOW_EXEC 0x1u
+#define SONDE_AGENT_F_TOKEN 0x2u      /* a token is required */
+#define SONDE_AGENT_F_BIG_ENDIAN 0x4u /* records are big-endian */
+#define SONDE_AGENT_F_TRACEFS 0x8u    /* tracefs is mounted (tracepoints) */
+#define SONDE_AGENT_F_HW_PMU 0x10u    /* hardware events open */
+
+/* Hello kinds: bit (1 << enum sonde_event_kind) for each kind the target can open. */
+
+struct sonde_agent_hello {
+	uint32_t proto, flags;
+	const char *version, *machine, *release; /* borrowed from the message */
+	uint32_t ncpus_online, ncpus_conf;
+	uint32_t kinds;
+	uint64_t max_bytes, max_rate; /* the agent's caps: capture bytes, bytes per second */
+};
+
+/* Record request flags. */
+#define SONDE_AGENT_R_SYSTEM_WIDE 0x1u
+#define SONDE_AGENT_R_KALLSYMS 0x2u
+
+struct sonde_agent_record_req {
+	uint32_t nspecs;
+	const char **specs;   /* -e arguments, in order */
+	const char **filters; /* per spec: --filter for its tracepoints, "" for none */
+	uint64_t freq, period;
+	uint32_t callgraph, dwarf_size, pages, flags;
+	const char *cpu_list; /* "" for every online CPU */
+	uint32_t npids, ntids;
+	uint32_t *pids, *tids;
+	uint32_t argc;	   /* the workload, or 0 */
+	const char **argv; /* NULL-terminated */
+	uint32_t cmdc;	   /* the host's command line, for HEADER_CMDLINE */
+	const char **cmdline;
+	void *mem_; /* owned: every array above */
+};
+
+struct sonde_agent_event {
+	const char *name;
+	const void *attr; /* struct perf_event_attr bytes, attr_len long */
+	uint32_t attr_len;
+	uint32_t nids;
+	uint64_t *ids;
+};
+
+struct sonde_agent_events {
+	uint32_t n;
+	struct sonde_agent_event *ev; /* owned */
+	uint64_t max_freq, freq_asked;
+	uint32_t flags; /* SONDE_AGENT_E_* */
+};
+#define SONDE_AGENT_E_KMAP_HIDDEN 0x1u
+
+enum sonde_agent_end_reason {
+	SONDE_AGENT_END_WORKLOAD, /* the workload exited */
+	SONDE_AGENT_END_STOPPED,  /* the host said STOP, or attached targets went */
+	SONDE_AGENT_END_SIZE_CAP, /* the agent's --max-bytes was reached */
+	SONDE_AGENT_END_ERROR,
+};
+
+struct sonde_agent_ring {
+	int32_t cpu;
+	uint64_t samples, lost, throttles;
+};
+
+struct sonde_agent_end {
+	uint32_t reason;
+	int32_t status; /* workload wait status, -1 without one */
+	uint64_t bytes; /* record bytes sent */
+	uint32_t nrings;
+	struct sonde_agent_ring *rings; /* owned */
+	const char *message;		/* borrowed; "" */
+};
+
+enum sonde_agent_buildid_kind {
+	SONDE_AGENT_BID_KERNEL,
+	SONDE_AGENT_BID_MODULE, /* name: a module name */
+	SONDE_AGENT_BID_FILE,	/* name: an absolute path named in the last capture */
+};
+
+enum sonde_agent_file_kind {
+	SONDE_AGENT_FILE_KALLSYMS, /* the text symbols of /proc/kallsyms */
+	SONDE_AGENT_FILE_MODULES,  /* module load and section addresses */
+};
+
+/* A message being built: a growing buffer with a sticky error. */
+struct sonde_wbuf {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+};
+
+void sonde_wbuf_begin(struct sonde_wbuf *b, uint16_t type);
+void sonde_wbuf_u32(struct sonde_wbuf *b, uint32_t v);
+void sonde_wbuf_u64(struct sonde_wbuf *b, uint64_t v);
+void sonde_wbuf_str(struct sonde_wbuf *b, const char *s);
+void sonde_wbuf_blob(struct sonde_wbuf *b, const void *p, size_t len);
+/* Appends raw bytes with no length (the DATA payload). */
+void sonde_wbuf_raw(struct sonde_wbuf *b, const void *p, size_t len);
+/* Fills in the frame's length.  Return: 0 or the sticky error. */
+int sonde_wbuf_end(struct sonde_wbuf *b);
+void sonde_wbuf_fini(struct sonde_wbuf *b);
+
+/* A received message: a cursor over its payload, with a sticky error. */
+struct sonde_wmsg {
+	uint16_t type, version;
+	const uint8_t *p; /* borrowed: the payload */
+	size_t len, off;
+	int err;
+};
+
+/**
+ * sonde_wire_frame() - check a frame header
+ * Return: 0 with *type and *len set, or -EBADMSG (unknown type, wrong
+ * version) or -EMSGSIZE (longer than @max).
+ */
+int sonde_wire_frame(const uint8_t hdr[SONDE_AGENT_FRAME_SIZE], uint32_t max, uint16_t *type,
+		     uint32_t *len);
+
+void sonde_wmsg_init(struct sonde_wmsg *m, uint16_t type, const void *payload, size_t len);
+uint32_t sonde_wmsg_u32(struct sonde_wmsg *m);
+uint64_t sonde_wmsg_u64(struct sonde_wmsg *m);
+/* Borrowed string (NUL-terminated in the payload), "" after an error. */
+const char *sonde_wmsg_str(struct sonde_wmsg *m, size_t max);
+const void *sonde_wmsg_blob(struct sonde_wmsg *m, size_t max, uint32_t *len);
+/* Return: 0 when every field fit and nothing is left over, else -EBADMSG. */
+int sonde_wmsg_done(struct sonde_wmsg *m);
+
+/* Encoders (append one whole message to @b) and decoders (0 or -EBADMSG;
+ * decoded strings are borrowed from the message, arrays owned: _fini). */
+void sonde_agent_put_hello(struct sonde_wbuf *b, const struct sonde_agent_hello *h);
+int sonde_agent_get_hello(struct sonde_wmsg *m, struct sonde_agent_hello *h);
+void sonde_agent_put_error(struct sonde_wbuf *b, int32_t code, const char *text);
+int sonde_agent_get_error(struct sonde_wmsg *m, int32_t *code, const char **text);
+void sonde_agent_put_record(struct sonde_wbuf *b, const struct sonde_agent_record_req *r);
+int sonde_agent_get_record(struct sonde_wmsg *m, struct sonde_agent_record_req *r);
+void sonde_agent_record_req_fini(struct sonde_agent_record_req *r);
+void sonde_agent_put_events(struct sonde_wbuf *b, const struct sonde_agent_events *e);
+int sonde_agent_get_events(struct sonde_wmsg *m, struct sonde_agent_events *e);
+void sonde_agent_events_fini(struct sonde_agent_events *e);
+void sonde_agent_put_end(struct sonde_wbuf *b, const struct sonde_agent_end *e);
+int sonde_agent_get_end(struct sonde_wmsg *m, struct sonde_agent_end *e);
+void sonde_agent_end_fini(struct sonde_agent_end *e);
+/* DATA: whole records, each perf_event_header.size >= 8 and inside the payload. */
+int sonde_agent_check_records(const void *p, size_t len, bool big_endian);
+
+/* Checks of names the agent serves files for: an absolute path with no
+ * "." or ".." component, no "//" and no control character; a module name
+ * of [A-Za-z0-9_-]. */
+bool sonde_agent_path_ok(const char *path);
+bool sonde_agent_module_ok(const char *name);
+
+/* Constant-time comparison of two tokens (time depends only on the lengths). */
+bool sonde_agent_token_eq(const void *a, size_t alen, const void *b, size_t blen);
+
+/* Blocking I/O of whole messages on a socket or pipe. */
+struct sonde_agent_conn {
+	int rfd, wfd;
+	uint8_t *buf; /* owned: the last message received */
+	size_t cap;
+	bool eof;
+};
+
+/* Return: 0 or -errno (EPIPE when the peer is gone). */
+int sonde_agent_send(struct sonde_agent_conn *c, const struct sonde_wbuf *b);
+/* Return: 1 with *m set (borrowed until the next receive), 0 at a clean
+ * end of stream (before a frame), or -errno / -EBADMSG / -EMSGSIZE. */
+int sonde_agent_recv(struct sonde_agent_conn *c, uint32_t max, struct sonde_wmsg *m);
+void sonde_agent_conn_fini(struct sonde_agent_conn *c);
+
+const char *sonde_agent_msg_name(uint16_t type);
+
+#endif

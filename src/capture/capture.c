@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One capture, start to end: the loop `sonde record` and `sonde-agent`
+ * share.  The loop waits in ppoll() on the rings, the workload's pidfd and
+ * the caller's descriptors, with the caller's signals unblocked only inside
+ * ppoll (so a signal is never lost between the check and the wait), drains
+ * every ring after each wake-up and marks the end of each pass with
+ * FINISHED_ROUND so readers can merge CPUs in time order.
+ */
+#include <sonde/capture.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sonde/perf_data.h>
+
+#define MAX_POLL 1024
+
+int sonde_capture_open(struct sonde_capture *c, const struct sonde_capture_opts *o)
+{
+	struct sonde_record_opts ro = o->rec;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->o = *o;
+	c->status = -1;
+	c->wl = (struct sonde_workload){.pid = -1, .go_fd = -1, .err_fd = -1};
+	if (o->argv) {
+		r = sonde_workload_prepare(&c->wl, o->argv);
+		if (r < 0)
+			return sonde_errmsg_set(&c->err, r, "can't start '%s': %s", o->argv[0],
+						sonde_strerror(r));
+	}
+	ro.target.workload = c->wl.pid;
+	r = sonde_record_open(&c->rec, &ro);
+	if (r < 0) {
+		if (c->rec)
+			c->err = c->rec->err;
+		else
+			sonde_errmsg_set(&c->err, r, "can't open the events: %s",
+					 sonde_strerror(r));
+		sonde_workload_abort(&c->wl);
+	}
+	return r;
+}
+
+int sonde_capture_synthesize(struct sonde_capture *c, sonde_emit_fn emit, void *ctx)
+{
+	const struct sonde_record_opts *ro = &c->o.rec;
+	struct sonde_synth s = {
+	    .procfs = ro->target.procfs ? ro->target.procfs : "/proc",
+	    .sysfs = "/sys",
+	    .id_hdr_size = sonde_record_id_hdr_size(c->rec),
+	    .emit = emit,
+	    .ctx = ctx,
+	    .mmap_data = ro->callgraph == SONDE_CG_DWARF,
+	};
+	int r = sonde_synth_kernel_mmap(&s);
+
+	/* Hidden kernel addresses (kptr_restrict) cost kernel symbols, not the capture. */
+	if (r == -EACCES || r == -ENOENT) {
+		c->kernel_map_hidden = true;
+		r = 0;
+	}
+	if (r == 0)
+		r = sonde_synth_modules(&s);
+	if (r == 0 && ro->system_wide)
+		r = sonde_synth_all_processes(&s);
+	for (size_t i = 0; r == 0 && i < ro->target.npids; i++)
+		r = sonde_synth_process(&s, ro->target.pids[i]);
+	/* A thread's process is synthesized whole: perf does the same. */
+	for (size_t i = 0; r == 0 && i < ro->target.ntids; i++)
+		r = sonde_synth_process(&s, ro->target.tids[i]);
+	return r;
+}
+
+static int finished_round(struct sonde_capture *c)
+{
+	struct perf_event_header h = {.type = SONDE_PD_RECORD_FINISHED_ROUND, .size = sizeof(h)};
+
+	return c->o.sink(c->o.sink_ctx, &h, sizeof(h));
+}
+
+/* Drains every ring; a pass that moved records ends with FINISHED_ROUND. */
+static int drain(struct sonde_capture *c)
+{
+	long got = sonde_record_drain(c->rec, c->o.sink, c->o.sink_ctx);
+	int r = got < 0 ? (int)got : 0;
+
+	if (got > 0)
+		r = finished_round(c);
+	if (r < 0) {
+		c->sink_err = r;
+		c->end = SONDE_CAPTURE_SINK_ERROR;
+	}
+	return r;
+}
+
+static bool reaped(struct sonde_capture *c)
+{
+	int status;
+
+	if (waitpid(c->wl.pid, &status, WNOHANG) != c->wl.pid)
+		return false;
+	c->status = status;
+	return true;
+}
+
+static void loop(struct sonde_capture *c)
+{
+	struct pollfd pfd[MAX_POLL + 1 + SONDE_CAPTURE_MAX_EXTRA];
+	size_t nrings = sonde_record_pollfds(c->rec, pfd, MAX_POLL), n = nrings, extra_at;
+	bool workload = c->wl.pid > 0;
+	int pidfd = -1, pidfd_at = -1;
+
+	if (workload) {
+		pidfd = (int)syscall(SYS_pidfd_open, c->wl.pid, 0);
+		if (pidfd >= 0) {
+			pfd[n] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+			pidfd_at = (int)n++;
+		}
+	}
+	extra_at = n;
+	for (size_t i = 0; i < c->o.nextra && i < SONDE_CAPTURE_MAX_EXTRA; i++)
+		pfd[n++] = c->o.extra[i];
+	for (;;) {
+		struct timespec ts, *tsp = NULL;
+		bool extra_ready = false;
+		int pr;
+
+		if (c->o.stop_signal && *c->o.stop_signal) {
+			c->end = SONDE_CAPTURE_SIGNALED;
+			if (workload)
+				kill(c->wl.pid, *c->o.stop_signal);
+			*c->o.stop_signal = 0;
+			if (!workload)
+				break;
+		}
+		if (workload && ((c->o.child_exited && *c->o.child_exited) ||
+				 (pidfd_at >= 0 && pfd[pidfd_at].revents) || pidfd < 0)) {
+			if (c->o.child_exited)
+				*c->o.child_exited = 0;
+			if (reaped(c)) {
+				if (c->end != SONDE_CAPTURE_SIGNALED)
+					c->end = SONDE_CAPTURE_WORKLOAD_EXITED;
+				break;
+			}
+		}
+		if (c->o.poll_timeout_ms > 0 || (workload && pidfd < 0 && !c->o.child_exited)) {
+			int ms = c->o.poll_timeout_ms > 0 ? c->o.poll_timeout_ms : 100;
+
+			ts.tv_sec = ms / 1000;
+			ts.tv_nsec = (long)(ms % 1000) * 1000000;
+			tsp = &ts;
+		}
+		pr = ppoll(pfd, n, tsp, c->o.waitmask);
+		if (pr < 0 && errno != EINTR) {
+			c->end = SONDE_CAPTURE_POLL_ERROR;
+			break;
+		}
+		if (drain(c) < 0)
+			break;
+		if (c->o.on_pass && c->o.on_pass(c->o.ctx)) {
+			c->end = SONDE_CAPTURE_STOPPED;
+			break;
+		}
+		for (size_t i = extra_at; i < n; i++)
+			extra_ready |= pr > 0 && pfd[i].revents != 0;
+		if (extra_ready && c->o.on_extra) {
+			for (size_t i = 0; i < c->o.nextra; i++)
+				c->o.extra[i].revents = pfd[extra_at + i].revents;
+			if (c->o.on_extra(c->o.ctx, c->o.extra, c->o.nextra)) {
+				c->end = SONDE_CAPTURE_STOPPED;
+				break;
+			}
+		}
+		/* Attached targets gone: every ring hung up. */
+		if (!workload && !c->o.rec.system_wide && pr > 0) {
+			size_t hup = 0;
+
+			for (size_t k = 0; k < nrings; k++)
+				hup += !!(pfd[k].revents & POLLHUP);
+			if (hup == nrings) {
+				c->end = SONDE_CAPTURE_TARGETS_GONE;
+				break;
+			}
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+int sonde_capture_run(struct sonde_capture *c)
+{
+	int r;
+
+	/* System wide, the counters run before the workload execs, so its exec
+	 * COMM is recorded; a workload's own counters start at its exec. */
+	if (c->wl.pid <= 0 || c->o.rec.system_wide)
+		sonde_record_enable(c->rec);
+	if (c->wl.pid > 0) {
+		r = sonde_workload_start(&c->wl);
+		if (r < 0) {
+			c->wl.pid = -1;
+			sonde_record_disable(c->rec);
+			return sonde_errmsg_set(&c->err, r, "can't run '%s': %s", c->o.argv[0],
+						sonde_strerror(r));
+		}
+		c->started = true;
+	}
+	loop(c);
+	sonde_record_disable(c->rec);
+	if (c->wl.pid > 0 && c->status < 0) {
+		/* Stopped early: a signal went to the workload, or the caller stopped
+		 * us and it is still running. */
+		int status;
+
+		if (c->end == SONDE_CAPTURE_STOPPED || c->end == SONDE_CAPTURE_SINK_ERROR ||
+		    c->end == SONDE_CAPTURE_POLL_ERROR)
+			kill(c->wl.pid, SIGKILL);
+		if (waitpid(c->wl.pid, &status, 0) == c->wl.pid)
+			c->status = status;
+	}
+	if (c->wl.pid > 0 && c->status >= 0)
+		c->wl.pid = -1; /* reaped */
+	if (c->end != SONDE_CAPTURE_SINK_ERROR)
+		drain(c);
+	return 0;
+}
+
+void sonde_capture_close(struct sonde_capture *c)
+{
+	if (c->wl.pid > 0 || c->wl.go_fd > 0 || c->wl.err_fd > 0)
+		sonde_workload_abort(&c->wl);
+	sonde_record_close(c->rec);
+	c->rec = NULL;
+}

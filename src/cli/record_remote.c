@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sonde record --target and sonde list --target: the host side of a remote
+ * capture.  Connect, check the options against the target's hello (so a
+ * bad option fails before anything runs there), stream the capture into a
+ * local perf.data, then fetch the build ids of the objects that got
+ * samples from the target.  Ctrl-C sends STOP from the signal handler; a
+ * connection that drops keeps a valid file of what came and says so.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sonde/agent.h>
+#include <sonde/fileio.h>
+#include <sonde/perf_data.h>
+#include <sonde/record.h>
+
+#include "cli.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static volatile sig_atomic_t stop_fd = -1;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	if (stop_fd >= 0 && write(stop_fd, sonde_agent_stop_frame, SONDE_AGENT_FRAME_SIZE) < 0)
+		stop_fd = -1;
+}
+
+static int read_token(const char *path, char **tok, size_t *len)
+{
+	int r = sonde_read_all(path, tok, len);
+
+	if (r < 0) {
+		cli_error("token file %s: %s", path, strerror(-r));
+		return -1;
+	}
+	while (*len &&
+	       ((*tok)[*len - 1] == '\n' || (*tok)[*len - 1] == '\r' || (*tok)[*len - 1] == ' '))
+		(*tok)[--*len] = '\0';
+	return 0;
+}
+
+static int connect_target(struct sonde_agent_client *c, const char *target, const char *token_file)
+{
+	char *token = NULL;
+	size_t len = 0;
+	int r;
+
+	if (token_file && read_token(token_file, &token, &len) < 0)
+		return -1;
+	r = sonde_agent_client_open(c, target, token, len);
+	free(token);
+	if (r < 0) {
+		cli_error("%s: %s", target, c->err.text);
+		return -1;
+	}
+	return 0;
+}
+
+/* Is @spec (one comma-separated term) a tracepoint, "sys:event[:mods]"? */
+static bool looks_tracepoint(const char *t)
+{
+	const char *colon = strchr(t, ':');
+
+	if (!colon || strchr(t, '/') || !strncmp(t, "mem:", 4))
+		return false;
+	/* "cycles:u" is an event with modifiers: only modifier letters follow. */
+	return strspn(colon + 1, "ukhGHpIDSe") != strlen(colon + 1);
+}
+
+/* The checks the hello allows before anything runs on the target. */
+static int check_against_hello(const struct sonde_agent_client *c,
+			       const struct sonde_agent_record_req *req, const char *target)
+{
+	const struct sonde_agent_hello *h = &c->hello;
+
+	if (req->argc && !(h->flags & SONDE_AGENT_F_ALLOW_EXEC)) {
+		cli_error("the agent at %s does not run commands: start it with --allow-exec, "
+			  "or record -a, -p or -t there",
+			  target);
+		return EXIT_USAGE;
+	}
+	for (uint32_t i = 0; i < req->nspecs; i++) {
+		char *copy = strdup(req->specs[i]), *save = NULL;
+
+		if (!copy)
+			return EXIT_FAIL;
+		for (char *t = strtok_r(copy, ",{}", &save); t; t = strtok_r(NULL, ",{}", &save)) {
+			char name[128];
+			const struct sonde_named_event *ne;
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(t, ":/"), t);
+			if (looks_tracepoint(t) && !(h->flags & SONDE_AGENT_F_TRACEFS)) {
+				cli_error("'%s' is a tracepoint, and the target (%s %s) has no "
+					  "tracefs",
+					  t, h->machine, h->release);
+				free(copy);
+				return EXIT_USAGE;
+			}
+			ne = sonde_named_event_find(name);
+			if (ne && ne->type == PERF_TYPE_HARDWARE &&
+			    !(h->flags & SONDE_AGENT_F_HW_PMU)) {
+				cli_error(
+				    "the target (%s, %u CPUs) has no usable hardware PMU: '%s' "
+				    "can't be sampled there; use cpu-clock",
+				    h->machine, h->ncpus_online, t);
+				free(copy);
+				return EXIT_USAGE;
+			}
+		}
+		free(copy);
+	}
+	if (req->cpu_list[0]) {
+		const char *p = req->cpu_list;
+
+		while (*p) {
+			char *end;
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (v >= h->ncpus_conf) {
+				cli_error("CPU %lu is not on the target: it has %u CPUs", v,
+					  h->ncpus_conf);
+				return EXIT_USAGE;
+			}
+			p = *end ? end + 1 : end;
+		}
+	}
+	return 0;
+}
+
+static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
+			   uint8_t id[20])
+{
+	int k = kind == SONDE_BID_KERNEL   ? SONDE_AGENT_BID_KERNEL
+		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
+					   : SONDE_AGENT_BID_FILE;
+
+	return sonde_agent_client_build_id(ctx, k, name, pid, id);
+}
+
+static void keep_old(const char *path)
+{
+	char old[4096];
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (rename(path, old) < 0)
+		cli_warn("can't keep %s as %s: %s", path, old, strerror(errno));
+}
+
+static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *w,
+		    const char *target, const char *output)
+{
+	uint64_t samples = 0, lost = 0;
+
+	for (uint32_t i = 0; i < c->end.nrings; i++) {
+		samples += c->end.rings[i].samples;
+		lost += c->end.rings[i].lost;
+	}
+	sonde_pd_writer_sync(w);
+	fprintf(stderr, "[ sonde record: captured on %s (%s %s) and wrote %.3f MB %s (%llu samples",
+		target, c->hello.machine, c->hello.release,
+		(double)sonde_pd_writer_file_data_size(w) / MIB, output,
+		(unsigned long long)samples);
+	if (lost)
+		fprintf(stderr, ", %llu lost", (unsigned long long)lost);
+	fprintf(stderr, ") ]\n");
+}
+
+int record_remote(const char *target, const char *token_file, struct sonde_agent_record_req *req,
+		  const char *output, int zlevel)
+{
+	struct sonde_agent_client c;
+	struct sonde_pd_writer *w = NULL;
+	struct sonde_errmsg err = {{0}};
+	struct sigaction sa, old_int, old_term, old_pipe;
+	int ret = EXIT_FAIL, r;
+
+	if (connect_target(&c, target, token_file) < 0)
+		goto out;
+	if ((ret = check_against_hello(&c, req, target)) != 0)
+		goto out;
+	ret = EXIT_FAIL;
+	keep_old(output);
+	if (sonde_pd_writer_open(&w, output, &err) < 0) {
+		cli_error("%s", err.text);
+		goto out;
+	}
+	if (zlevel && sonde_pd_writer_set_compression(w, zlevel) < 0) {
+		cli_error("%s", sonde_pd_writer_errmsg(w));
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &old_pipe);
+	stop_fd = c.conn.wfd;
+	r = sonde_agent_client_record(&c, req, w);
+	stop_fd = -1;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (r < 0) {
+		cli_error("%s: %s", target, c.err.text);
+		if (!c.received)
+			goto out;
+	}
+	if (c.events.freq_asked)
+		cli_warn("the target caps the sampling rate at %llu Hz: throttled from %llu Hz",
+			 (unsigned long long)c.events.max_freq,
+			 (unsigned long long)c.events.freq_asked);
+	if (c.cut) {
+		cli_error("the capture was cut: the connection to %s ended (%s) after %.3f MB; %s "
+			  "keeps every record received",
+			  target, c.err.text, (double)c.received / MIB, output);
+	} else if (r == 0) {
+		struct sonde_buildid_source src = {remote_build_id, &c};
+
+		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP ||
+		    c.end.reason == SONDE_AGENT_END_ERROR)
+			cli_warn("the capture ended early on the target: %s", c.end.message);
+		r = sonde_record_build_ids_from(w, output, &src);
+		if (r < 0)
+			cli_warn("build ids: %s", strerror(-r));
+		summary(&c, w, target, output);
+		sonde_agent_client_bye(&c);
+		ret = EXIT_OK;
+		if (req->argc && c.end.status >= 0) {
+			if (WIFEXITED(c.end.status))
+				ret = WEXITSTATUS(c.end.status);
+			else if (WIFSIGNALED(c.end.status))
+				ret = 128 + WTERMSIG(c.end.status);
+		}
+	}
+out:
+	if (w && sonde_pd_writer_close(w, &err) < 0) {
+		cli_error("closing %s: %s", output, err.text);
+		ret = EXIT_FAIL;
+	}
+	sonde_agent_client_close(&c);
+	return ret;
+}
+
+static const char *list_glob;
+
+static void list_line(void *ctx, const char *name, const char *kind)
+{
+	bool *any = ctx;
+
+	if (list_glob && fnmatch(list_glob, name, 0))
+		return;
+	printf("  %-50s [%s]\n", name, kind);
+	*any = true;
+}
+
+int list_remote(const char *target, const char *token_file, const char *glob)
+{
+	struct sonde_agent_client c;
+	bool any = false;
+	int ret = EXIT_FAIL;
+
+	if (connect_target(&c, target, token_file) < 0)
+		goto out;
+	printf("\nEvents of %s (%s %s, %u CPUs; %s%s):\n\n", target, c.hello.machine,
+	       c.hello.release, c.hello.ncpus_online,
+	       c.hello.flags & SONDE_AGENT_F_HW_PMU ? "hardware PMU" : "no hardware PMU",
+	       c.hello.flags & SONDE_AGENT_F_TRACEFS ? ", tracefs" : ", no tracefs");
+	list_glob = glob;
+	if (sonde_agent_client_list(&c, glob, list_line, &any) < 0) {
+		cli_error("%s: %s", target, c.err.text);
+		goto out;
+	}
+	sonde_agent_client_bye(&c);
+	ret = EXIT_OK;
+	if (glob && !any) {
+		cli_error("no event of %s matches '%s'", target, glob);
+		ret = EXIT_FAIL;
+	}
+out:
+	sonde_agent_client_close(&c);
+	return ret;
+}
