@@ -19,6 +19,7 @@
 #include <sonde/report.h>
 #include <sonde/strlist.h>
 
+#include "analysis_opts.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -62,19 +63,6 @@ struct annotate_cli {
 	size_t nids, npids;
 	struct sonde_report_opts ro;
 };
-
-static int add_list(struct sonde_strlist *l, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *t = strtok_r(copy, ",", &save); t && !r; t = strtok_r(NULL, ",", &save))
-		r = sonde_strlist_add(l, t);
-	free(copy);
-	return r;
-}
 
 /* "1,2,3" appended to *v. Return: 0, -ENOMEM, or EXIT_USAGE. */
 static int add_numbers(uint32_t **v, size_t *n, const char *arg, const char *opt)
@@ -189,13 +177,13 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			r = sonde_strlist_add(&c->prefix_maps, optarg);
 			break;
 		case OPT_COMM:
-			r = add_list(&c->comms, optarg);
+			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
 			r = add_numbers(&c->pids, &c->npids, optarg, "--pid");
 			break;
 		case 'd':
-			r = add_list(&c->dsos, optarg);
+			r = cli_add_list(&c->dsos, optarg);
 			break;
 		case 'k':
 			c->ro.sym.vmlinux = optarg;
@@ -236,36 +224,6 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 		if (sonde_strlist_add(&c->names, argv[optind]))
 			return EXIT_FAIL;
 	return 0;
-}
-
-static void progress(void *ctx, uint64_t off, uint64_t size)
-{
-	(void)ctx;
-	if (size)
-		fprintf(stderr, "\rsonde annotate: reading %3.0f%%",
-			100.0 * (double)off / (double)size);
-}
-
-static int pick_event(const struct annotate_cli *c, const struct sonde_report *rep, size_t *ev)
-{
-	char *end;
-	unsigned long n;
-
-	*ev = 0;
-	if (!c->sort_event)
-		return 0;
-	n = strtoul(c->sort_event, &end, 10);
-	if (!*end && n < rep->nevents) {
-		*ev = n;
-		return 0;
-	}
-	for (size_t i = 0; i < rep->nevents; i++)
-		if (!strcmp(rep->event_names[i], c->sort_event)) {
-			*ev = i;
-			return 0;
-		}
-	return cli_usage_error("annotate", "--sort-event: the capture has no event '%s'",
-			       c->sort_event);
 }
 
 /*
@@ -342,7 +300,7 @@ static int show(struct annotate_cli *c, struct sonde_report *rep, const struct s
 	long n;
 	int ret;
 
-	if ((ret = pick_event(c, rep, &po.sort_event)))
+	if ((ret = cli_pick_event("annotate", c->sort_event, rep, &po.sort_event)))
 		return ret;
 	if ((n = choose(c, rep, an, po.sort_event, &syms)) < 0)
 		return EXIT_FAIL;
@@ -403,8 +361,10 @@ static int run(struct annotate_cli *c)
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
-	if (isatty(STDERR_FILENO) && !c->quiet)
-		c->ro.progress = progress;
+	if (isatty(STDERR_FILENO) && !c->quiet) {
+		c->ro.progress = cli_progress;
+		c->ro.progress_ctx = (void *)"annotate";
+	}
 	if ((ret = sonde_annotate_new(&an, sonde_pd_reader_nr_attrs(r), &ao))) {
 		cli_error("%s", sonde_strerror(ret));
 		sonde_pd_reader_close(r);

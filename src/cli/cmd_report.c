@@ -16,6 +16,7 @@
 #include <sonde/report_print.h>
 #include <sonde/strlist.h>
 
+#include "analysis_opts.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -70,19 +71,6 @@ struct report_cli {
 	size_t npids;
 	struct sonde_report_opts ro;
 };
-
-static int add_list(struct sonde_strlist *l, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *t = strtok_r(copy, ",", &save); t && !r; t = strtok_r(NULL, ",", &save))
-		r = sonde_strlist_add(l, t);
-	free(copy);
-	return r;
-}
 
 static int add_pids(struct report_cli *c, const char *arg)
 {
@@ -218,13 +206,13 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			c->sort_event = optarg;
 			break;
 		case OPT_COMM:
-			r = add_list(&c->comms, optarg);
+			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
 			r = add_pids(c, optarg);
 			break;
 		case 'd':
-			r = add_list(&c->dsos, optarg);
+			r = cli_add_list(&c->dsos, optarg);
 			break;
 		case 'k':
 			c->ro.sym.vmlinux = optarg;
@@ -275,36 +263,6 @@ static int parse(int argc, char **argv, struct report_cli *c)
 				       "--sort takes keys among comm,pid,dso,sym,srcline");
 	c->ro.nkeys = (size_t)r;
 	return 0;
-}
-
-static void progress(void *ctx, uint64_t off, uint64_t size)
-{
-	(void)ctx;
-	if (size)
-		fprintf(stderr, "\rsonde report: reading %3.0f%%",
-			100.0 * (double)off / (double)size);
-}
-
-static int pick_sort_event(const struct report_cli *c, const struct sonde_report *rep, size_t *ev)
-{
-	char *end;
-	unsigned long n;
-
-	*ev = 0;
-	if (!c->sort_event)
-		return 0;
-	n = strtoul(c->sort_event, &end, 10);
-	if (!*end && n < rep->nevents) {
-		*ev = n;
-		return 0;
-	}
-	for (size_t i = 0; i < rep->nevents; i++)
-		if (!strcmp(rep->event_names[i], c->sort_event)) {
-			*ev = i;
-			return 0;
-		}
-	return cli_usage_error("report", "--sort-event: the capture has no event '%s'",
-			       c->sort_event);
 }
 
 static void warn_capture(const struct report_cli *c, const struct sonde_report *rep,
@@ -416,8 +374,10 @@ static int run(struct report_cli *c)
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
-	if (isatty(STDERR_FILENO) && !c->quiet)
-		c->ro.progress = progress;
+	if (isatty(STDERR_FILENO) && !c->quiet) {
+		c->ro.progress = cli_progress;
+		c->ro.progress_ctx = (void *)"report";
+	}
 	/* The page's Code view: sonde annotate's per-instruction counts of every symbol. */
 	if (c->html) {
 		struct sonde_annotate_opts ao = {0};
@@ -443,7 +403,7 @@ static int run(struct report_cli *c)
 	warn_capture(c, rep, r);
 	if (c->verbose)
 		verbose_symbols(rep);
-	ret = pick_sort_event(c, rep, &po.sort_event);
+	ret = cli_pick_event("report", c->sort_event, rep, &po.sort_event);
 	if (ret == 0) {
 		po.percent_limit = c->percent_limit;
 		po.callchains = c->ro.callchains;

@@ -23,6 +23,7 @@
 #include <sonde/tpdecode.h>
 #include <sonde/u32map.h>
 
+#include "analysis_opts.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -75,19 +76,6 @@ struct script_cli {
 	size_t npc, pccap;
 	int err;
 };
-
-static int add_list(struct sonde_strlist *l, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *t = strtok_r(copy, ",", &save); t && !r; t = strtok_r(NULL, ",", &save))
-		r = sonde_strlist_add(l, t);
-	free(copy);
-	return r;
-}
 
 static int add_nums(const char *opt, const char *arg, uint32_t **v, size_t *n)
 {
@@ -197,7 +185,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 				    bad);
 			break;
 		case OPT_COMM:
-			r = add_list(&c->comms, optarg);
+			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
 			r = add_nums("--pid", optarg, &c->pids, &c->npids);
@@ -212,7 +200,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 						       optarg);
 			break;
 		case OPT_EVENT:
-			r = add_list(&c->events, optarg);
+			r = cli_add_list(&c->events, optarg);
 			break;
 		case OPT_TIME:
 			r = parse_time(c, optarg);

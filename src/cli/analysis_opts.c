@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/* What the commands reading a capture (report, annotate, script) share. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_opts.h"
+#include "cli.h"
+
+int cli_add_list(struct sonde_strlist *l, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ",", &save); t && !r; t = strtok_r(NULL, ",", &save))
+		r = sonde_strlist_add(l, t);
+	free(copy);
+	return r;
+}
+
+void cli_progress(void *ctx, uint64_t off, uint64_t size)
+{
+	if (size)
+		fprintf(stderr, "\rsonde %s: reading %3.0f%%", (const char *)ctx,
+			100.0 * (double)off / (double)size);
+}
+
+int cli_pick_event(const char *cmd, const char *spec, const struct sonde_report *rep, size_t *ev)
+{
+	char *end;
+	unsigned long n;
+
+	*ev = 0;
+	if (!spec)
+		return 0;
+	n = strtoul(spec, &end, 10);
+	if (!*end && n < rep->nevents) {
+		*ev = n;
+		return 0;
+	}
+	for (size_t i = 0; i < rep->nevents; i++)
+		if (!strcmp(rep->event_names[i], spec)) {
+			*ev = i;
+			return 0;
+		}
+	return cli_usage_error(cmd, "--sort-event: the capture has no event '%s'", spec);
+}
