@@ -52,8 +52,10 @@ def test_cpu_profile_matches_perf(tmp_path):
     sa, sb = symbol_shares(a.stdout), symbol_shares(b.stdout)
     for fn, expect in [("hot_fn", 60), ("warm_fn", 30), ("cool_fn", 10)]:
         # Run-to-run noise on this 2-vCPU VM is a few points for perf itself.
-        assert abs(sa[fn] - sb[fn]) < 8, (fn, sa, sb)
-        assert abs(sa[fn] - expect) < 8, (fn, sa)
+        # (cpu-clock counts the guest's view of time: a host stealing the vCPU
+        # moves whole slices, so the split wobbles more under load.)
+        assert abs(sa[fn] - sb[fn]) < 10, (fn, sa, sb)
+        assert abs(sa[fn] - expect) < 10, (fn, sa)
     script = run(["perf", "script", "-i", str(ours)])
     assert clean_stderr(script.stderr) == []
     # As many as sonde wrote (the count itself depends on the CPU time the VM gives).

@@ -203,7 +203,7 @@ def test_sched_latency_vs_perf(tmp_path, tracefs):
     rt, sw, avg, mx = ours[name]
     # At most one per sleep (and the start); an idle VM CPU's switch-ins can
     # be missing from the capture, so fewer is possible.
-    assert 1 <= sw <= 42, ours[name]
+    assert 1 <= sw <= 48, ours[name]  # preemptions add a few
     assert avg <= mx < 1000
 
 
@@ -223,7 +223,7 @@ def test_sched_latency_on_sonde_capture(tmp_path, tracefs):
     # The switch-ins the capture holds (an idle CPU's may be missing from it).
     ins = sum(1 for j in map(json.loads, script(out, "--json").splitlines())
               if j["event"] == "sched:sched_switch" and j["fields"]["next_pid"] == pid)
-    assert 1 <= sw <= ins + 2 and sw <= 32, (row, ins)
+    assert 1 <= sw <= ins + 2 and sw <= 38, (row, ins)
     assert 0 < runtime < 100 and avg <= mx
     assert "TOTAL:" in txt
     assert sonde("sched", "latency", "-i", str(out), "--bad", check=False).returncode == 2
