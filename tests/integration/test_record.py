@@ -132,7 +132,7 @@ def test_compressed_capture(tmp_path):
     sonde("record", "--compression-level=9", "-g", "-o", str(prof), "--", workload("split"), "0.5")
     assert "level = 9" in run(["perf", "report", "-i", str(prof), "--header-only"]).stdout
     shares = symbol_shares(perf_report(prof, "--sort", "sym", "--no-children").stdout)
-    assert abs(shares["hot_fn"] - 60) < 8, shares
+    assert abs(shares["hot_fn"] - 60) < 10, shares
 
 
 def test_two_events_sampled_each_on_its_own(tmp_path):

@@ -121,7 +121,7 @@ def test_functions_agree_with_perf(captures, who):
     mine = agree(captures[who], "sym")
     agree(captures[who], "comm,dso,sym")
     for fn, share in (("hot_fn", 60), ("warm_fn", 30), ("cool_fn", 10)):
-        assert abs(mine[("[.]", fn)] - share) < 8, (fn, mine)
+        assert abs(mine[("[.]", fn)] - share) < 10, (fn, mine)
 
 
 def children_rows(path, tool):
@@ -289,7 +289,7 @@ def test_perf_pipe_mode(tmp_path):
                         workload("split"), "0.5"], stdout=f, stderr=subprocess.DEVNULL,
                        check=True)
     mine = agree(pipe, "sym", top=4)
-    assert abs(mine[("[.]", "hot_fn")] - 60) < 8, mine
+    assert abs(mine[("[.]", "hot_fn")] - 60) < 10, mine
     with open(pipe, "rb") as f:
         r = sonde("report", "-i", "-", "--sort", "sym", "--no-children", stdin=f)
     assert "of event 'cpu-clock'" in r.stdout and "hot_fn" in r.stdout
