@@ -172,7 +172,7 @@ def test_report_and_annotate_aarch64_workload(arm64):
         # while the capture is still on: it lands on the guest's console.
         tag = "AGENT-MEM-%d" % len(sampled + [ev])
         p = record(a, out, "-e", ev, "-g", "--", "/bin/sh", "-c",
-                   f"{SPLIT} 1; echo {tag} $(cat /proc/$PPID/comm)"
+                   f"{SPLIT} 2; echo {tag} $(cat /proc/$PPID/comm)"
                    f" $(grep -E 'VmRSS|VmHWM' /proc/$PPID/status)",
                    check=False)
         n = samples(p.stderr)
@@ -192,7 +192,10 @@ def test_report_and_annotate_aarch64_workload(arm64):
         top = sorted(user, key=user.get, reverse=True)[:3]
         note("split, -e %s -g: %d samples, top user symbols %s"
              % (ev, n, ", ".join("%s %.0f%%" % (s, user[s]) for s in top)))
-        assert top and top[0] == "hot_fn", text
+        # cpu-clock: the 60/30/10 split's order.  A PMU event: hot_fn in
+        # the top two (the guest kernel throttles the PMU interrupt under
+        # TCG, which leaves few samples).
+        assert top and (top[0] if ev == "cpu-clock" else top[:2]).count("hot_fn"), text
         sampled.append(ev)
         mem = re.search(tag + r" (.*)", a.guest.output())
         if mem:
@@ -204,7 +207,7 @@ def test_report_and_annotate_aarch64_workload(arm64):
            "echo AGENT-PEAK $(grep -E 'VmHWM|VmRSS' /proc/$PPID/status)")
     mem = re.search(r"AGENT-PEAK (.*)", a.guest.output())
     if mem:
-        note("agent memory after %d captures: %s" % (len(events) + 4, mem.group(1).strip()))
+        note("agent memory after all the captures: %s" % mem.group(1).strip())
     # annotate on the host: capstone's aarch64 disassembly and split.c's lines.
     out = a.tmp / "split-cpu_clock.data"
     ann = sonde("annotate", "-i", str(out), "--symfs", str(a.sysroot), "hot_fn").stdout
