@@ -71,3 +71,19 @@ def vm():
         return sondevm.VM()
     except sondevm.VMUnavailable as e:
         pytest.skip(f"VM tests: cannot set up the VM: {e}")
+
+
+@pytest.fixture(scope="session")
+def vm_arm64():
+    """The aarch64 guest of tests/vm: Debian's arm64 6.1 kernel and
+    busybox-static:arm64 under qemu-system-aarch64 -machine virt -cpu max
+    (TCG); the same API as `vm`, plus .root (the guest's root on the host,
+    for --symfs) and .busybox.  Skips when tests/vm/setup --arch arm64
+    cannot fetch QEMU, the kernel or busybox here."""
+    import sys
+    sys.path.insert(0, os.path.join(TOP, "tests", "vm"))
+    import sondevm
+    try:
+        return sondevm.VM(arch="arm64")
+    except sondevm.VMUnavailable as e:
+        pytest.skip(f"arm64 VM tests: cannot set up the VM: {e}")

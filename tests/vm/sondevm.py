@@ -4,7 +4,10 @@ pytest fixture `vm` in tests/integration/conftest.py.
 
 The guest is the Debian bookworm kernel that tests/vm/setup caches: it has
 loadable modules, kprobes and the function/function_graph tracers that the
-host kernel lacks.  The initramfs is two gzip'd cpio archives concatenated
+host kernel lacks.  VM(arch="arm64") boots the arm64 one instead under
+qemu-system-aarch64 (-machine virt -cpu max, TCG), with Debian's arm64
+busybox-static (extracted by setup into KDIR/root, the root to give
+--symfs on the host).  The initramfs is two gzip'd cpio archives concatenated
 (the kernel unpacks both):
 
   base   busybox-static and its applet links, /init, the chosen modules
@@ -224,10 +227,10 @@ def add_files(arc, specs):
 
 # --- the kernel and the base image ---------------------------------------
 
-def setup(refresh=False):
+def setup(refresh=False, arch="amd64"):
     """Runs tests/vm/setup; returns the kernel's cache directory.
     Raises VMUnavailable (skip) or VMError (fail) with setup's reason."""
-    argv = [SETUP, "--print-dir"] + (["--refresh"] if refresh else [])
+    argv = [SETUP, "--print-dir", "--arch", arch] + (["--refresh"] if refresh else [])
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode == 0:
         return p.stdout.strip().splitlines()[-1]
@@ -259,6 +262,13 @@ def _module_closure(kdir, names):
     return sorted(deps[n][0] for n in want), deps
 
 
+def guest_busybox(kdir):
+    """The guest's busybox: the kernel directory's own (arm64: setup
+    extracts busybox-static:arm64 into KDIR/root), else the host's."""
+    own = os.path.join(kdir, "root", "bin", "busybox")
+    return own if os.path.exists(own) else BUSYBOX
+
+
 def base_image(kdir, modules=()):
     """Path of the cached base initramfs for this kernel and module set."""
     rel = open(os.path.join(kdir, "release")).read().strip()
@@ -266,7 +276,7 @@ def base_image(kdir, modules=()):
     mdir = os.path.join(kdir, "modules")
     h = hashlib.sha256()
     h.update(BASE_FORMAT.encode() + rel.encode() + INIT.encode())
-    with open(BUSYBOX, "rb") as f:
+    with open(guest_busybox(kdir), "rb") as f:
         bb = f.read()
     h.update(bb)
     blobs = {}
@@ -282,6 +292,8 @@ def base_image(kdir, modules=()):
     for d in ("proc", "sys", "dev", "tmp", "run", "root", "etc", "mnt"):
         arc.dir(d)
     arc.file("/bin/busybox", bb, 0o755)
+    # The applet list from the host's busybox (the same Debian release as
+    # an arm64 guest's, which the host may not be able to run).
     lst = subprocess.run([BUSYBOX, "--list-full"], capture_output=True,
                          text=True, check=True).stdout.split()
     for app in lst:
@@ -469,16 +481,26 @@ class Guest:
 
 
 class VM:
-    """Boots the cached Debian kernel; one command per boot."""
+    """Boots the cached Debian kernel; one command per boot.  arch: "amd64"
+    (qemu-system-x86_64, q35) or "arm64" (qemu-system-aarch64, virt)."""
 
-    def __init__(self, kdir=None, mem=512, smp=2):
-        self.kdir = kdir or setup()
+    def __init__(self, kdir=None, mem=512, smp=2, arch="amd64"):
+        self.arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(arch, arch)
+        if self.arch not in ("amd64", "arm64"):
+            raise ValueError("unsupported arch %r" % arch)
+        self.kdir = kdir or setup(arch=self.arch)
         self.release = open(os.path.join(self.kdir, "release")).read().strip()
         self.mem = mem
-        # The ELF vmlinux boots through PVH, ~3 s sooner than vmlinuz.
-        self.kernel = os.path.join(self.kdir, "vmlinux")
-        if not os.path.exists(self.kernel):
-            self.kernel = os.path.join(self.kdir, "vmlinuz")
+        if self.arch == "arm64":
+            self.kernel = os.path.join(self.kdir, "Image")
+        else:
+            # The ELF vmlinux boots through PVH, ~3 s sooner than vmlinuz.
+            self.kernel = os.path.join(self.kdir, "vmlinux")
+            if not os.path.exists(self.kernel):
+                self.kernel = os.path.join(self.kdir, "vmlinuz")
+        # The guest's root on the host for --symfs (arm64: busybox's).
+        self.root = os.path.join(self.kdir, "root")
+        self.busybox = guest_busybox(self.kdir)
         self.smp = smp
         self.last_boot_seconds = None
 
@@ -521,15 +543,29 @@ class VM:
             with open(initrd, "wb") as f, open(base, "rb") as b:
                 shutil.copyfileobj(b, f)
                 f.write(arc.gzip(level=1))
-            argv = [
-                "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg",
-                "-cpu", "max", "-m", str(self.mem), "-smp", str(self.smp),
-                "-nographic", "-no-reboot",
-                "-kernel", self.kernel,
-                "-initrd", initrd,
-                "-append", ("console=ttyS0 quiet panic=-1 oops=panic "
-                            "mitigations=off tsc=reliable " + append).strip(),
-            ]
+            if self.arch == "arm64":
+                # -cpu max emulates the PMU (armv8_pmuv3); pauth-impdef: a
+                # cheap pointer-authentication hash instead of QARMA,
+                # which costs TCG a lot on every function return.
+                argv = [
+                    "qemu-system-aarch64", "-machine", "virt", "-accel", "tcg",
+                    "-cpu", "max,pauth-impdef=on", "-m", str(self.mem),
+                    "-smp", str(self.smp), "-nographic", "-no-reboot",
+                    "-kernel", self.kernel,
+                    "-initrd", initrd,
+                    "-append", ("console=ttyAMA0 quiet panic=-1 oops=panic "
+                                "mitigations=off " + append).strip(),
+                ]
+            else:
+                argv = [
+                    "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg",
+                    "-cpu", "max", "-m", str(self.mem), "-smp", str(self.smp),
+                    "-nographic", "-no-reboot",
+                    "-kernel", self.kernel,
+                    "-initrd", initrd,
+                    "-append", ("console=ttyS0 quiet panic=-1 oops=panic "
+                                "mitigations=off tsc=reliable " + append).strip(),
+                ]
             if net:
                 # restrict=on: the guest reaches nothing but the forwards.
                 nd = "user,id=n0,restrict=on" + "".join(
