@@ -23,7 +23,7 @@ demo: deps build
 	$(SONDE) stat -e task-clock,context-switches,page-faults,cycles,syscalls:sys_enter_write -- $(BUILD)/examples/demo
 
 check: deps build
-	$(MAKE) unit integration browser asan fuzz
+	$(MAKE) unit integration browser asan fuzz agents
 
 unit: build
 	meson test -C $(BUILD) --print-errorlogs
