@@ -50,6 +50,7 @@ struct sonde_report_opts {
 	bool callchains;   /* build call graphs (when the capture has chains) */
 	bool caller_order; /* -G caller */
 	bool no_unwind;	   /* ignore saved user stacks (--call-graph dwarf captures) */
+	bool inline_frames; /* inlined functions as frames of the call graphs (--inline) */
 	bool timeline;	   /* also build the timeline (time-binned stacks): the HTML view */
 	/* Filters: a sample is kept when it matches one of each given list. */
 	const char *const *comms;

@@ -48,7 +48,8 @@ static const char usage[] =
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
-    "      --no-inline         no inlined functions in call graphs\n"
+    "      --inline            inlined functions as frames of the call graphs\n"
+    "      --no-inline         not (the default, as perf report shows them)\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n"
@@ -112,7 +113,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND,
-		OPT_NO_INLINE
+		OPT_NO_INLINE,
+		OPT_INLINE
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -138,6 +140,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
+	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
@@ -236,7 +239,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			c->ro.no_unwind = true;
 			break;
 		case OPT_NO_INLINE:
-			c->ro.sym.no_inline = true;
+			c->ro.inline_frames = false;
+			break;
+		case OPT_INLINE:
+			c->ro.inline_frames = true;
 			break;
 		case 'v':
 			c->verbose = true;

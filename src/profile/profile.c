@@ -297,20 +297,20 @@ static int add_path(struct sonde_profile *p, size_t e, size_t ev, uint64_t perio
 {
 	size_t node = p->roots[e], ne = p->o.nevents;
 
+	/* The leaf's own samples show the whole chain, inlined frames included. */
+	bool self = true;
+
+	for (size_t j = 0; j < k; j++)
+		self &= frames[j].inlined != NULL;
 	count(&p->ncounts[node * ne + ev], period);
 	if (p->o.caller_order) {
-		/* The leaf's own samples show the whole chain, inlined frames included. */
-		bool self = true;
-
-		for (size_t j = 0; j < k; j++)
-			self &= frames[j].inlined != NULL;
 		for (size_t j = self ? n : k + 1; j-- > 0;)
 			if (child(p, node, &frames[j], &node))
 				return -ENOMEM;
 			else
 				count(&p->ncounts[node * ne + ev], period);
 	} else {
-		for (size_t j = k; j < n; j++)
+		for (size_t j = self ? 0 : k; j < n; j++)
 			if (child(p, node, &frames[j], &node))
 				return -ENOMEM;
 			else

@@ -415,7 +415,7 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	ps->arch = f->arch;
 	for (size_t i = 0; i < o->nkeys; i++)
 		ps->srcline |= o->keys[i] == SONDE_SORT_SRCLINE;
-	ps->inlines = o->callchains && !o->sym.no_inline;
+	ps->inlines = o->callchains && o->inline_frames && !o->sym.no_inline;
 	if (o->ncomms) {
 		if (!(ps->comm_ids = calloc(o->ncomms, sizeof(*ps->comm_ids))))
 			return -ENOMEM;
