@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,10 +20,17 @@ static void child(int go, int err, char *const argv[])
 	char c;
 	int e;
 
+	const char *base = strrchr(argv[0], '/');
+
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
+	/* Named as the command already while it waits: ftrace saves a task's
+	 * comm when it is switched out, and a short workload may never be
+	 * switched out again after its exec, so trace_pipe would call it by
+	 * our name. */
+	prctl(PR_SET_NAME, base ? base + 1 : argv[0]);
 	/* EOF without a byte means the parent gave up: don't run. */
 	if (read(go, &c, 1) != 1)
 		_exit(127);

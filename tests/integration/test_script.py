@@ -1,5 +1,7 @@
 """sonde script and sonde sched latency against the real kernel, perf as oracle."""
 import json
+import os
+import subprocess
 import re
 
 import pytest
@@ -187,9 +189,26 @@ def latency_rows(text):
     return rows
 
 
+class busy_cpus:
+    """Spinners on every CPU while a sched capture runs: on this VM an idle
+    CPU's switch back to a woken task is sometimes missing from captures
+    (perf's too), which a never-idle CPU avoids."""
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+                      for _ in range(os.cpu_count() or 1)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
 def test_sched_latency_vs_perf(tmp_path, tracefs):
     out = tmp_path / "ps.data"
-    run(["perf", "sched", "record", "-o", str(out), "--", workload("sleeper"), "40", "2"])
+    with busy_cpus():
+        run(["perf", "sched", "record", "-o", str(out), "--", workload("sleeper"), "40", "2"])
     theirs = latency_rows(run(["perf", "sched", "latency", "-i", str(out)]).stdout)
     ours = latency_rows(sonde("sched", "latency", "-i", str(out)).stdout)
     assert theirs and ours
@@ -203,15 +222,16 @@ def test_sched_latency_vs_perf(tmp_path, tracefs):
     rt, sw, avg, mx = ours[name]
     # At most one per sleep (and the start); an idle VM CPU's switch-ins can
     # be missing from the capture, so fewer is possible.
-    assert 1 <= sw <= 48, ours[name]  # preemptions add a few
+    assert 36 <= sw <= 48, ours[name]  # one per sleep; preemptions add a few
     assert avg <= mx < 1000
 
 
 def test_sched_latency_on_sonde_capture(tmp_path, tracefs):
     out = tmp_path / "ss.data"
     # system-wide: a task's wakeups happen in its wakers' context
-    sonde("record", "-a", "-e", "sched:sched_switch,sched:sched_waking,sched:sched_wakeup_new",
-          "-o", str(out), "--", workload("sleeper"), "30", "2")
+    with busy_cpus():
+        sonde("record", "-a", "-e", "sched:sched_switch,sched:sched_waking,sched:sched_wakeup_new",
+              "-o", str(out), "--", workload("sleeper"), "30", "2")
     txt = sonde("sched", "latency", "-p", "-i", str(out)).stdout
     rows = latency_rows(txt)
     pids = {j["fields"]["prev_pid"] for j in map(json.loads, script(out, "--json").splitlines())
@@ -223,7 +243,7 @@ def test_sched_latency_on_sonde_capture(tmp_path, tracefs):
     # The switch-ins the capture holds (an idle CPU's may be missing from it).
     ins = sum(1 for j in map(json.loads, script(out, "--json").splitlines())
               if j["event"] == "sched:sched_switch" and j["fields"]["next_pid"] == pid)
-    assert 1 <= sw <= ins + 2 and sw <= 38, (row, ins)
+    assert 27 <= sw <= ins + 2 and sw <= 38, (row, ins)
     assert 0 < runtime < 100 and avg <= mx
     assert "TOTAL:" in txt
     assert sonde("sched", "latency", "-i", str(out), "--bad", check=False).returncode == 2
