@@ -44,7 +44,7 @@ screenshot: build
 	SONDE_DOCS_SCREENSHOT=1 SONDE_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q tests/browser -k callers
 
 $(ASAN)/build.ninja:
-	meson setup $(ASAN) -Db_sanitize=address,undefined -Db_lundef=false
+	meson setup $(ASAN) -Db_sanitize=address,undefined -Db_lundef=false -Dagent_static=false
 
 asan: $(ASAN)/build.ninja
 	ninja -C $(ASAN)
