@@ -160,10 +160,18 @@ typedef bool (*line_ok_fn)(const char *line, size_t len);
 
 static bool printk_line_ok(const char *l, size_t n)
 {
-	const char *sep = memmem(l, n, " : \"", 4);
+	const char *sep = memmem(l, n, " : \"", 4), *fmt;
+	size_t len;
 
-	return n > 6 && l[0] == '0' && l[1] == 'x' && sep && l[n - 1] == '"' &&
-	       (size_t)(sep - l) + 4 < n;
+	if (n <= 6 || l[0] != '0' || l[1] != 'x' || !sep || l[n - 1] != '"' ||
+	    (size_t)(sep - l) + 4 >= n)
+		return false;
+	/* tep_register_print_string() looks two bytes before the end of the
+	 * string between the quotes (for a trailing "\n"): at least three,
+	 * and no quote inside, or it reads before its buffer. */
+	fmt = sep + 4;
+	len = (size_t)(l + n - 1 - fmt);
+	return len >= 3 && !memchr(fmt, '"', len);
 }
 
 static bool words_ok(const char *l, size_t n, unsigned want)
