@@ -29,6 +29,8 @@ struct queue {
 	size_t n, cap;
 	uint8_t *arena;
 	size_t used, acap;
+	uint8_t *spare; /* the next arena (compact() copies into it) */
+	size_t spare_cap;
 	uint64_t seq;
 };
 
@@ -110,10 +112,22 @@ static int deliver_one(struct walk *w, const struct pending *p, const uint8_t *d
  * Moves the arena bytes of the records still pending to its front, so the
  * arena holds about one round, not the file.
  */
-static void compact(struct queue *q)
+static int compact(struct queue *q)
 {
-	size_t used = 0;
+	size_t used = 0, cap;
+	uint8_t *t;
 
+	if (!q->used)
+		return 0;
+	/* Into a second buffer: the records left are in time order, not arena
+	 * order, so moving them within one buffer could overwrite one not yet
+	 * moved. */
+	if (q->spare_cap < q->used) {
+		if (!(t = realloc(q->spare, q->used)))
+			return -ENOMEM;
+		q->spare = t;
+		q->spare_cap = q->used;
+	}
 	for (size_t i = 0; i < q->n; i++) {
 		struct pending *p = &q->v[i];
 		size_t len;
@@ -121,11 +135,18 @@ static void compact(struct queue *q)
 		if (p->data)
 			continue;
 		len = (((const struct perf_event_header *)(q->arena + p->off))->size + 7u) & ~7u;
-		memmove(q->arena + used, q->arena + p->off, len);
+		memcpy(q->spare + used, q->arena + p->off, len);
 		p->off = used;
 		used += len;
 	}
+	t = q->arena;
+	q->arena = q->spare;
+	q->spare = t;
+	cap = q->acap;
+	q->acap = q->spare_cap;
+	q->spare_cap = cap;
 	q->used = used;
+	return 0;
 }
 
 /* Delivers pending records with time <= @limit (all when @all). */
@@ -148,8 +169,7 @@ static int flush(struct walk *w, struct queue *q, uint64_t limit, bool all)
 	k = q->n - i;
 	memmove(q->v, q->v + i, k * sizeof(*q->v));
 	q->n = k;
-	compact(q);
-	return 0;
+	return compact(q);
 }
 
 int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver, void *ctx,
@@ -204,5 +224,6 @@ int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver
 		err = flush(&w, &q, 0, true);
 	free(q.v);
 	free(q.arena);
+	free(q.spare);
 	return err;
 }
