@@ -87,3 +87,30 @@ def vm_arm64():
         return sondevm.VM(arch="arm64")
     except sondevm.VMUnavailable as e:
         pytest.skip(f"arm64 VM tests: cannot set up the VM: {e}")
+
+
+# Several developers (and their helpers) may run integration tests on one
+# machine at once.  Tests that compare the global tracefs state before and
+# after (the `unchanged` fixture of test_trace.py, or any test marked
+# `tracefs_exclusive`) would see each other's instances, so they take an
+# exclusive lock; every other test takes it shared.  In CI there is one
+# runner and the lock is always free.
+LOCK_PATH = "/tmp/sonde-integration-tracefs.lock"
+
+
+@pytest.fixture(autouse=True)
+def _tracefs_lock(request):
+    import fcntl
+    exclusive = ("unchanged" in request.fixturenames or
+                 request.node.get_closest_marker("tracefs_exclusive") is not None)
+    fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "tracefs_exclusive: the test needs tracefs to itself (compares global state)")
