@@ -401,7 +401,7 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
 						 ids, n);
 
 		if (r < 0) {
