@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <sonde/annotate.h>
+#include <sonde/idlist.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
@@ -72,27 +73,6 @@ struct report_cli {
 	size_t npids;
 	struct sonde_report_opts ro;
 };
-
-static int add_pids(struct report_cli *c, const char *arg)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long v = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ','))
-			return cli_usage_error("report", "--pid takes a list of numbers, not '%s'",
-					       arg);
-		if (!(p = realloc(c->pids, (c->npids + 1) * sizeof(*p))))
-			return -ENOMEM;
-		c->pids = p;
-		c->pids[c->npids++] = (uint32_t)v;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 static int parse(int argc, char **argv, struct report_cli *c)
 {
@@ -212,7 +192,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_pids(c, optarg);
+			r = cli_ids_u32("report", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case 'd':
 			r = cli_add_list(&c->dsos, optarg);
