@@ -395,7 +395,8 @@ static int setup_pass(struct script_cli *c, struct sonde_pd_reader *r)
 		if (len > c->pr.name_width)
 			c->pr.name_width = len;
 	}
-	if (!any)
+	/* A capture without events (a pipe that ended at once) shows nothing, as perf does. */
+	if (!any && c->events.n)
 		return cli_usage_error("script", "--event: the capture has none of these events");
 	return 0;
 }
