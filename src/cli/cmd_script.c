@@ -45,6 +45,7 @@ static const char usage[] =
     "      --io             per process: read and write calls, bytes, failed calls\n"
     "  -k, --vmlinux FILE   kernel image with symbols\n"
     "      --symfs DIR      look up the capture's paths under DIR\n"
+    "      --no-demangle    C++ and Rust names as in the symbol table (mangled)\n"
     "  -q, --quiet          no warnings\n"
     "  -h, --help           this help\n";
 
@@ -147,7 +148,9 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_JSON,
 		OPT_SUMMARY,
 		OPT_IO,
-		OPT_SYMFS
+		OPT_SYMFS,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -163,6 +166,8 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"io", no_argument, NULL, OPT_IO},
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -219,6 +224,10 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case 'q':
 			c->quiet = true;
