@@ -46,6 +46,7 @@ static const char usage[] =
     "  -k, --vmlinux FILE   kernel image with symbols\n"
     "      --symfs DIR      look up the capture's paths under DIR\n"
     "      --no-demangle    C++ and Rust names as in the symbol table (mangled)\n"
+    "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
     "  -q, --quiet          no warnings\n"
     "  -h, --help           this help\n";
 
@@ -150,7 +151,8 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_IO,
 		OPT_SYMFS,
 		OPT_DEMANGLE,
-		OPT_NO_DEMANGLE
+		OPT_NO_DEMANGLE,
+		OPT_BUILDID_DIR
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -168,6 +170,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
 	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
 	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -228,6 +231,9 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		case OPT_DEMANGLE:
 		case OPT_NO_DEMANGLE:
 			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -454,6 +460,7 @@ static int run(struct script_cli *c)
 	c->ro.on_sample = on_sample;
 	c->ro.sample_ctx = c;
 	c->ro.no_profile = true;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.nkeys = 1;
 	c->ro.keys[0] = SONDE_SORT_SYM;
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
@@ -469,6 +476,8 @@ static int run(struct script_cli *c)
 	if (!c->quiet && (rep->lost || rep->lost_samples))
 		cli_warn("%llu samples were lost during the capture",
 			 (unsigned long long)(rep->lost + rep->lost_samples));
+	if (!c->quiet)
+		cli_warn_objects(rep);
 	if (c->mode == MODE_SUMMARY)
 		print_summary(c, rep);
 	else if (c->mode == MODE_IO)

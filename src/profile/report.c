@@ -404,11 +404,11 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	if ((err = sonde_symtab_new(&rep->symtab, &so)) ||
 	    (err = sonde_machine_new(&rep->machine, rep->symtab)))
 		return err;
-	/* Objects named in the build-id table are known by id before any MMAP. */
+	/* The build-id table names the files of mappings recorded without one. */
 	for (size_t i = 0; i < f->nr_build_ids; i++)
-		if (!sonde_symtab_findnew_dso(rep->symtab, f->build_ids[i].filename,
-					      f->build_ids[i].id, f->build_ids[i].size))
-			return -ENOMEM;
+		if ((err = sonde_symtab_add_build_id(rep->symtab, f->build_ids[i].filename,
+						     f->build_ids[i].id, f->build_ids[i].size)))
+			return err;
 	ps->rep = rep;
 	ps->o = o;
 	rep->opts = o;
