@@ -52,6 +52,7 @@ static const char usage[] =
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
     "      --inline            inlined functions as frames of the call graphs\n"
     "      --no-inline         not (the default, as perf report shows them)\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n"
@@ -95,6 +96,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 		OPT_NO_INLINE,
 		OPT_INLINE
 	};
@@ -122,6 +125,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -224,6 +229,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case OPT_NO_INLINE:
 			c->ro.inline_frames = false;
