@@ -46,6 +46,7 @@ static const char usage[] =
     "  -k, --vmlinux FILE      kernel image with symbols\n"
     "      --symfs DIR         look up the capture's paths under DIR (a target's root, a sysroot)\n"
     "      --debug-dir DIR     separate debug files (DIR/.build-id/xx/rest.debug), repeatable\n"
+    "      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
@@ -101,6 +102,7 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 		OPT_PID,
 		OPT_SYMFS,
 		OPT_DEBUG_DIR,
+		OPT_BUILDID_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND
@@ -123,6 +125,7 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
@@ -190,6 +193,9 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
 			break;
 		case OPT_DEBUG_DIR:
 			r = sonde_strlist_add(&c->debug_dirs, optarg);
@@ -359,6 +365,7 @@ static int run(struct annotate_cli *c)
 	c->ro.ndsos = c->dsos.n;
 	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {
@@ -381,6 +388,8 @@ static int run(struct annotate_cli *c)
 		if (!c->quiet && (rep->lost || rep->lost_samples))
 			cli_warn("%llu samples were lost during the capture",
 				 (unsigned long long)(rep->lost + rep->lost_samples));
+		if (!c->quiet)
+			cli_warn_objects(rep);
 		ret = show(c, rep, an, r);
 	}
 	sonde_report_free(rep);

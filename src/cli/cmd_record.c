@@ -26,6 +26,7 @@
 #include <sonde/capture.h>
 #include <sonde/doctor.h>
 #include <sonde/evprobe.h>
+#include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
 #include <sonde/synth.h>
@@ -361,19 +362,6 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	return 0;
 }
 
-/* Keeps the previous capture as FILE.old, as perf does. */
-static void keep_old(const char *path)
-{
-	char old[4096];
-	struct stat st;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-		return;
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old) < 0)
-		cli_warn("can't keep %s as %s: %s", path, old, strerror(errno));
-}
-
 /* The command line as the user typed it: "sonde record ...". */
 static int record_header_features(struct sonde_pd_writer *w, int argc, char **argv)
 {
@@ -394,11 +382,13 @@ struct capture {
 	struct record_opts *o;
 	struct cli *cli;
 	struct sonde_pd_writer *w;
+	struct sonde_outfile of; /* the capture's file, renamed into place at the end */
 	struct sonde_capture cap;
 	struct sonde_record *rec; /* borrowed from cap */
 	struct sonde_cpulist cpus;
 	int status;       /* workload wait status, -1 if none */
 	bool interrupted; /* stopped by a signal */
+	bool captured;    /* the capture ran: the file is worth keeping */
 	int write_err;
 };
 
@@ -499,10 +489,15 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		cli_error("bad CPU list '%s'", o->cpu_list ? o->cpu_list : "(online)");
 		return EXIT_USAGE;
 	}
-	keep_old(o->output);
-	r = sonde_pd_writer_open(&c->w, o->output, &err);
+	/* A capture that fails to start must leave the previous file alone. */
+	r = sonde_outfile_open(&c->of, o->output, 0600, SONDE_OUTFILE_KEEP_OLD, &err);
 	if (r < 0) {
-		cli_error("%s", err.text[0] ? err.text : strerror(-r));
+		cli_error("%s", err.text);
+		return EXIT_FAIL;
+	}
+	r = sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
+	if (r < 0) {
+		cli_error("%s", err.text);
 		return EXIT_FAIL;
 	}
 	if (o->zlevel && sonde_pd_writer_set_compression(c->w, o->zlevel) < 0) {
@@ -575,6 +570,7 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		ret = 127;
 		goto out;
 	}
+	c->captured = true;
 	c->status = c->cap.status;
 	c->interrupted = c->cap.end == SONDE_CAPTURE_SIGNALED;
 	if (c->cap.end == SONDE_CAPTURE_SINK_ERROR)
@@ -647,7 +643,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		.output = "perf.data",
 		.kallsyms = -1,
 	};
-	struct capture c = {.o = &o, .cli = cli, .status = -1};
+	struct capture c = {.o = &o, .cli = cli, .status = -1, .of = {.fd = -1}};
 	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -676,7 +672,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
 						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
 		if (c.rec && ret == EXIT_OK && !c.write_err) {
-			int b = sonde_record_build_ids(c.w, o.output, "/sys");
+			int b = sonde_record_build_ids(c.w, c.of.tmp ? c.of.tmp : o.output, "/sys");
 
 			if (b < 0 && !r)
 				r = b;
@@ -695,6 +691,15 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		} else if (c.write_err) {
 			ret = EXIT_FAIL;
 		}
+		c.w = NULL;
+	}
+	if (c.captured) {
+		if (sonde_outfile_commit(&c.of, &err) < 0) {
+			cli_error("%s", err.text);
+			ret = EXIT_FAIL;
+		}
+	} else {
+		sonde_outfile_abort(&c.of);
 	}
 	if (ret == EXIT_OK && o.argv)
 		ret = workload_exit_code(c.status);

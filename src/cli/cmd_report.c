@@ -49,6 +49,7 @@ static const char usage[] =
     "  -k, --vmlinux FILE      kernel image with symbols\n"
     "      --symfs DIR         look up the capture's paths under DIR (a target's root, a sysroot)\n"
     "      --debug-dir DIR     separate debug files (DIR/.build-id/xx/rest.debug), repeatable\n"
+    "      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
@@ -114,6 +115,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_PID,
 		OPT_SYMFS,
 		OPT_DEBUG_DIR,
+		OPT_BUILDID_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND,
@@ -144,6 +146,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
@@ -235,6 +238,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
 			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
+			break;
 		case OPT_DEBUG_DIR:
 			r = sonde_strlist_add(&c->debug_dirs, optarg);
 			break;
@@ -310,6 +316,7 @@ static void warn_capture(const struct report_cli *c, const struct sonde_report *
 		cli_warn("the kernel throttled sampling %llu times (lower -F or raise "
 			 "kernel.perf_event_max_sample_rate)",
 			 (unsigned long long)rep->throttled);
+	cli_warn_objects(rep);
 	if (rep->walk.undecodable)
 		cli_warn("%llu records could not be decoded and were skipped",
 			 (unsigned long long)rep->walk.undecodable);
@@ -401,6 +408,7 @@ static int run(struct report_cli *c)
 	c->ro.ndsos = c->dsos.n;
 	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {

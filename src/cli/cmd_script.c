@@ -45,6 +45,7 @@ static const char usage[] =
     "      --io             per process: read and write calls, bytes, failed calls\n"
     "  -k, --vmlinux FILE   kernel image with symbols\n"
     "      --symfs DIR      look up the capture's paths under DIR\n"
+    "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
     "  -q, --quiet          no warnings\n"
     "  -h, --help           this help\n";
 
@@ -147,7 +148,8 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_JSON,
 		OPT_SUMMARY,
 		OPT_IO,
-		OPT_SYMFS
+		OPT_SYMFS,
+		OPT_BUILDID_DIR
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -163,6 +165,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"io", no_argument, NULL, OPT_IO},
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -219,6 +222,9 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -395,7 +401,8 @@ static int setup_pass(struct script_cli *c, struct sonde_pd_reader *r)
 		if (len > c->pr.name_width)
 			c->pr.name_width = len;
 	}
-	if (!any)
+	/* A capture without events (a pipe that ended at once) shows nothing, as perf does. */
+	if (!any && c->events.n)
 		return cli_usage_error("script", "--event: the capture has none of these events");
 	return 0;
 }
@@ -445,6 +452,7 @@ static int run(struct script_cli *c)
 	c->ro.on_sample = on_sample;
 	c->ro.sample_ctx = c;
 	c->ro.no_profile = true;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.nkeys = 1;
 	c->ro.keys[0] = SONDE_SORT_SYM;
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
@@ -460,6 +468,8 @@ static int run(struct script_cli *c)
 	if (!c->quiet && (rep->lost || rep->lost_samples))
 		cli_warn("%llu samples were lost during the capture",
 			 (unsigned long long)(rep->lost + rep->lost_samples));
+	if (!c->quiet)
+		cli_warn_objects(rep);
 	if (c->mode == MODE_SUMMARY)
 		print_summary(c, rep);
 	else if (c->mode == MODE_IO)

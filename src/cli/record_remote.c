@@ -19,6 +19,7 @@
 
 #include <sonde/agent.h>
 #include <sonde/fileio.h>
+#include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
 
@@ -149,18 +150,6 @@ static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name
 	return sonde_agent_client_build_id(ctx, k, name, pid, id);
 }
 
-static void keep_old(const char *path)
-{
-	char old[4096];
-	struct stat st;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-		return;
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old) < 0)
-		cli_warn("can't keep %s as %s: %s", path, old, strerror(errno));
-}
-
 static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *w,
 		    const char *target, const char *output)
 {
@@ -185,7 +174,9 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 {
 	struct sonde_agent_client c;
 	struct sonde_pd_writer *w = NULL;
+	struct sonde_outfile of = {.fd = -1};
 	struct sonde_errmsg err = {{0}};
+	bool keep = false; /* something arrived: the file replaces the old one */
 	struct sigaction sa, old_int, old_term, old_pipe;
 	int ret = EXIT_FAIL, r;
 
@@ -194,8 +185,10 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 	if ((ret = check_against_hello(&c, req, target)) != 0)
 		goto out;
 	ret = EXIT_FAIL;
-	keep_old(output);
-	if (sonde_pd_writer_open(&w, output, &err) < 0) {
+	/* Written beside the target and renamed at the end, so a capture
+	 * that fails on the target leaves the previous file alone. */
+	if (sonde_outfile_open(&of, output, 0600, SONDE_OUTFILE_KEEP_OLD, &err) < 0 ||
+	    sonde_pd_writer_open_fd(&w, of.fd, &err) < 0) {
 		cli_error("%s", err.text);
 		goto out;
 	}
@@ -219,6 +212,7 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 		if (!c.received)
 			goto out;
 	}
+	keep = true;
 	if (c.events.freq_asked)
 		cli_warn("the target caps the sampling rate at %llu Hz: throttled from %llu Hz",
 			 (unsigned long long)c.events.max_freq,
@@ -233,7 +227,7 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP ||
 		    c.end.reason == SONDE_AGENT_END_ERROR)
 			cli_warn("the capture ended early on the target: %s", c.end.message);
-		r = sonde_record_build_ids_from(w, output, &src);
+		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
 		if (r < 0)
 			cli_warn("build ids: %s", strerror(-r));
 		summary(&c, w, target, output);
@@ -249,6 +243,12 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 out:
 	if (w && sonde_pd_writer_close(w, &err) < 0) {
 		cli_error("closing %s: %s", output, err.text);
+		ret = EXIT_FAIL;
+	}
+	if (!keep) {
+		sonde_outfile_abort(&of);
+	} else if (sonde_outfile_commit(&of, &err) < 0) {
+		cli_error("%s", err.text);
 		ret = EXIT_FAIL;
 	}
 	sonde_agent_client_close(&c);

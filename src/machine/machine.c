@@ -363,6 +363,8 @@ static int do_mmap(struct sonde_machine *m, const struct sonde_pd_record *rec,
 	const char *name = mm->filename ? mm->filename : "//anon";
 	bool kernel = is_kernel_mmap(rec, mm);
 	struct proc *p = kernel ? &m->kernel : findnew_proc(m, mm->pid);
+	struct sonde_dso_id id = {mm->build_id, mm->build_id_size, mm->maj, mm->min, mm->ino,
+				  mm->ino_generation};
 	struct sonde_map nm;
 
 	if (!p)
@@ -373,7 +375,7 @@ static int do_mmap(struct sonde_machine *m, const struct sonde_pd_record *rec,
 	nm.start = mm->start;
 	nm.end = mm->len > UINT64_MAX - mm->start ? UINT64_MAX : mm->start + mm->len;
 	nm.pgoff = mm->pgoff;
-	nm.dso = sonde_symtab_findnew_dso(m->st, name, mm->build_id, mm->build_id_size);
+	nm.dso = sonde_symtab_findnew_dso_id(m->st, name, &id);
 	if (!nm.dso)
 		return -ENOMEM;
 	return maps_insert(p, &nm);

@@ -405,11 +405,11 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	if ((err = sonde_symtab_new(&rep->symtab, &so)) ||
 	    (err = sonde_machine_new(&rep->machine, rep->symtab)))
 		return err;
-	/* Objects named in the build-id table are known by id before any MMAP. */
+	/* The build-id table names the files of mappings recorded without one. */
 	for (size_t i = 0; i < f->nr_build_ids; i++)
-		if (!sonde_symtab_findnew_dso(rep->symtab, f->build_ids[i].filename,
-					      f->build_ids[i].id, f->build_ids[i].size))
-			return -ENOMEM;
+		if ((err = sonde_symtab_add_build_id(rep->symtab, f->build_ids[i].filename,
+						     f->build_ids[i].id, f->build_ids[i].size)))
+			return err;
 	ps->rep = rep;
 	ps->o = o;
 	rep->opts = o;
@@ -447,10 +447,18 @@ int sonde_report_build(struct sonde_report **out, struct sonde_pd_reader *r,
 		ps->size = h->data.offset + h->data.size;
 		ret = sonde_pd_walk_ordered(r, on_record, ps, o->progress ? on_progress : NULL,
 					    &rep->walk);
-		if (ret && err)
+		/* A pipe that ended before any event was declared has nothing to show. */
+		if (!ret && !rep->profile) {
+			ret = SONDE_E_FORMAT;
+			if (err)
+				sonde_errmsg_set(err, ret, "the capture declares no events%s",
+						 sonde_pd_reader_is_pipe(r) ? " (the pipe ended first)"
+									    : "");
+		} else if (ret && err) {
 			sonde_errmsg_set(err, ret, "%s",
 					 sonde_pd_reader_errmsg(r)[0] ? sonde_pd_reader_errmsg(r)
 								      : sonde_strerror(ret));
+		}
 	} else if (err) {
 		sonde_errmsg_set(err, ret, "setting up the report: %s", sonde_strerror(ret));
 	}

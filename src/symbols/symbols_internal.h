@@ -7,6 +7,7 @@
  *   debuginfo.c where files and debug files are searched, the search log
  *   kernel.c    [kernel.kallsyms]: vmlinux (KASLR) or kallsyms text
  *   kmodule.c   kernel modules: .ko placed at the saved section addresses
+ *   buildids.c  the capture's build-id table (path -> build id)
  */
 #ifndef SONDE_SYMBOLS_INTERNAL_H
 #define SONDE_SYMBOLS_INTERNAL_H
@@ -77,6 +78,14 @@ struct kmod_info {
 	size_t nr_secs;
 };
 
+/* One path of the capture's build-id table. */
+struct hdr_bid {
+	const char *path; /* interned; NULL: empty slot */
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	size_t len;
+	bool ambiguous; /* named with two ids: not used */
+};
+
 struct sonde_symtab {
 	struct sonde_symtab_opts opts; /* strings copied into pool */
 	struct strpool pool;
@@ -84,6 +93,8 @@ struct sonde_symtab {
 	size_t nr_dsos, cap_dsos;
 	struct sonde_dso **dso_hash; /* by (path, build id) */
 	size_t dso_hash_cap;
+	struct hdr_bid *hbids; /* owned: the capture's build-id table by path */
+	size_t nr_hbids, hbids_cap;
 	const struct sonde_symbol **by_id; /* symbol ids, borrowed from the dsos */
 	size_t nr_syms, cap_syms;
 	/* kallsyms text, parsed on first need (kernel.c) */
@@ -104,6 +115,12 @@ struct sonde_symtab {
  */
 int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end);
+
+/* ---- buildids.c ---- */
+
+/* The build id the capture's table gives @path (unique), or NULL with *len 0. */
+const uint8_t *symtab_header_build_id(const struct sonde_symtab *st, const char *path,
+				      size_t *len);
 
 /* ---- dso.c ---- */
 
@@ -139,6 +156,12 @@ struct sonde_dso {
 	size_t build_id_len;
 	enum sonde_dso_kind kind;
 	uint32_t id;
+	uint32_t maj, min; /* the file's identity when no build id is known */
+	uint64_t ino, ino_gen;
+	/* A file at the object's path whose build id differs (rebuilt since the capture) */
+	const char *stale_path; /* interned, or NULL */
+	uint8_t stale_id[SONDE_BUILD_ID_MAX];
+	size_t stale_id_len;
 	char modname[64]; /* MODULE: the kernel's name for it ('-' read as '_') */
 
 	bool loaded;		 /* a load was attempted */
@@ -194,6 +217,8 @@ int debuginfo_try(struct sonde_dso *d, const char *path);
 /* Debug directories in search order: opts->debug_dirs, SYMFS/usr/lib/debug, /usr/lib/debug. */
 size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
 		      size_t max);
+/* Loads @d from perf's build-id cache (opts.buildid_dir). Return: true on success. */
+bool debuginfo_try_buildid_cache(struct sonde_dso *d);
 /* Opens a user object's file (symfs, the path itself, --image, build-id dirs). */
 bool debuginfo_load_user(struct sonde_dso *d);
 

@@ -274,6 +274,23 @@ def test_old_file_kept(tmp_path):
     assert (tmp_path / "perf.data.old").read_bytes() == first
 
 
+@pytest.mark.parametrize("args", [
+    ["-p", "999999"],
+    ["--", "/nonexistent"],
+    ["-e", "sched:sched_switch", "--filter", "no_such_field == 1", "--", "true"],
+], ids=["no-such-pid", "no-such-command", "rejected-filter"])
+def test_failed_record_keeps_previous_capture(tmp_path, args):
+    """perf leaves perf.data alone when a record fails before capturing."""
+    out = tmp_path / "perf.data"
+    sonde("record", "-o", str(out), "--", "true")
+    good = out.read_bytes()
+    p = sonde("record", "-o", str(out), *args, check=False)
+    assert p.returncode != 0
+    assert out.read_bytes() == good
+    # No .old made of it and no temporary file left beside it.
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["perf.data"]
+
+
 def test_frequency_cap_is_explained(tmp_path):
     cap = int(open("/proc/sys/kernel/perf_event_max_sample_rate").read())
     p = sonde("record", "-F", str(cap * 2), "-o", str(tmp_path / "c.data"), "--", "true")
