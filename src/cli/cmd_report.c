@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <sonde/annotate.h>
+#include <sonde/idlist.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
@@ -55,6 +56,7 @@ static const char usage[] =
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
     "      --inline            inlined functions as frames of the call graphs\n"
     "      --no-inline         not (the default, as perf report shows them)\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n"
@@ -78,27 +80,6 @@ struct report_cli {
 	struct sonde_report_opts ro;
 };
 
-static int add_pids(struct report_cli *c, const char *arg)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long v = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ','))
-			return cli_usage_error("report", "--pid takes a list of numbers, not '%s'",
-					       arg);
-		if (!(p = realloc(c->pids, (c->npids + 1) * sizeof(*p))))
-			return -ENOMEM;
-		c->pids = p;
-		c->pids[c->npids++] = (uint32_t)v;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
-
 static int parse(int argc, char **argv, struct report_cli *c)
 {
 	enum {
@@ -119,6 +100,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 		OPT_NO_INLINE,
 		OPT_INLINE,
 		OPT_GROUP,
@@ -150,6 +133,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -227,7 +212,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_pids(c, optarg);
+			r = cli_ids_u32("report", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case 'd':
 			r = cli_add_list(&c->dsos, optarg);
@@ -255,6 +241,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case OPT_NO_INLINE:
 			c->ro.inline_frames = false;

@@ -35,6 +35,7 @@
 #include <sonde/doctor.h>
 #include <sonde/fileio.h>
 #include <sonde/ftrace.h>
+#include <sonde/idlist.h>
 #include <sonde/strlist.h>
 #include <sonde/tracefs.h>
 #include <sonde/workload.h>
@@ -103,34 +104,6 @@ static int add_event(struct trace_opts *o, const char *glob)
 	return 0;
 }
 
-static int add_pids(struct trace_opts *o, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		pid_t *nv;
-
-		if (*end || v <= 0 || v > INT_MAX) {
-			r = cli_usage_error("trace", "'%s' is not a process id", tok);
-			break;
-		}
-		nv = realloc(o->pids, (o->npids + 1) * sizeof(*nv));
-		if (!nv) {
-			r = -ENOMEM;
-			break;
-		}
-		o->pids = nv;
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	free(copy);
-	return r;
-}
-
 static void opts_fini(struct trace_opts *o)
 {
 	sonde_strlist_fini(&o->functions);
@@ -191,7 +164,7 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 			o->events[o->nevents - 1].filter = optarg;
 			break;
 		case 'P':
-			r = add_pids(o, optarg);
+			r = cli_ids("trace", "-P", optarg, &sonde_idkind_pid, &o->pids, &o->npids);
 			break;
 		case 'b': {
 			char *end;
@@ -848,6 +821,13 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 		opts_fini(&o);
 		return ret;
 	}
+	/* As stat -p does: a pid that names no process is an error, not an empty trace. */
+	for (size_t i = 0; i < o.npids; i++)
+		if (kill(o.pids[i], 0) < 0 && errno == ESRCH) {
+			cli_error("no process with pid %d", (int)o.pids[i]);
+			opts_fini(&o);
+			return EXIT_FAIL;
+		}
 	t.o = &o;
 	t.cli = cli;
 	t.status = -1;

@@ -50,12 +50,22 @@ static void counts(FILE *f, const struct sonde_profile *p, size_t nev,
 	fputc(']', f);
 }
 
+/* The symbol table's spelling beside the shown one (C++/Rust demangled). */
+static void mangled(FILE *f, const struct sonde_symbol *sym)
+{
+	if (!sym)
+		return;
+	fprintf(f, ",\"symbol_mangled\":");
+	json_str(f, sym->mangled ? sym->mangled : sym->name);
+}
+
 static void frame(FILE *f, const struct sonde_frame *fr)
 {
 	char b[64];
 
 	fprintf(f, "\"symbol\":");
 	json_str(f, sonde_report_sym_name(NULL, fr, b, sizeof(b)));
+	mangled(f, fr->sym);
 	fprintf(f, ",\"dso\":");
 	json_str(f, sonde_report_dso_name(fr->dso));
 	fprintf(f, ",\"kernel\":%s", fr->kernel ? "true" : "false");
@@ -161,6 +171,7 @@ static void entry(FILE *f, const struct sonde_report *rep, const struct sonde_pr
 		case SONDE_SORT_SYM:
 			fprintf(f, ",\"symbol\":");
 			json_str(f, sonde_report_sym_name(k, NULL, b, sizeof(b)));
+			mangled(f, k->sym);
 			if (k->sym)
 				fprintf(f, ",\"symbol_id\":%u", k->sym->id);
 			fprintf(f, ",\"kernel\":%s", k->kernel ? "true" : "false");
