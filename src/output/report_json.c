@@ -145,7 +145,12 @@ int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
 				json_str(f, sonde_machine_str(rep->machine, k->comm));
 				break;
 			case SONDE_SORT_PID:
-				fprintf(f, ",\"pid\":%u", k->pid);
+			{ /* the key is the thread (perf's "pid" sort), as in the text view */
+				const struct sonde_thread *t =
+				    sonde_machine_find_thread(rep->machine, k->pid);
+
+				fprintf(f, ",\"pid\":%u,\"tid\":%u", t ? t->pid : k->pid, k->pid);
+			}
 				break;
 			case SONDE_SORT_DSO:
 				fprintf(f, ",\"dso\":");
