@@ -15,6 +15,7 @@
 
 #include <sonde/annotate.h>
 #include <sonde/annotate_print.h>
+#include <sonde/idlist.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/strlist.h>
@@ -65,28 +66,6 @@ struct annotate_cli {
 	size_t nids, npids;
 	struct sonde_report_opts ro;
 };
-
-/* "1,2,3" appended to *v. Return: 0, -ENOMEM, or EXIT_USAGE. */
-static int add_numbers(uint32_t **v, size_t *n, const char *arg, const char *opt)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long x = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ',') || x > UINT32_MAX)
-			return cli_usage_error("annotate", "%s takes a list of numbers, not '%s'",
-					       opt, arg);
-		if (!(p = realloc(*v, (*n + 1) * sizeof(*p))))
-			return -ENOMEM;
-		*v = p;
-		(*v)[(*n)++] = (uint32_t)x;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 static int parse(int argc, char **argv, struct annotate_cli *c)
 {
@@ -165,7 +144,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			c->sort_hot = !strcmp(optarg, "hot");
 			break;
 		case OPT_SYMBOL_ID:
-			r = add_numbers(&c->ids, &c->nids, optarg, "--symbol-id");
+			r = cli_ids_u32("annotate", "--symbol-id", optarg, &sonde_idkind_index,
+					&c->ids, &c->nids);
 			break;
 		case 't':
 			c->top = strtoul(optarg, &end, 10);
@@ -188,7 +168,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_numbers(&c->pids, &c->npids, optarg, "--pid");
+			r = cli_ids_u32("annotate", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case 'd':
 			r = cli_add_list(&c->dsos, optarg);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <sonde/cpulist.h>
+#include <sonde/idlist.h>
 #include <sonde/iostat.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
@@ -78,27 +79,6 @@ struct script_cli {
 	size_t npc, pccap;
 	int err;
 };
-
-static int add_nums(const char *opt, const char *arg, uint32_t **v, size_t *n)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long x = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ','))
-			return cli_usage_error("script", "%s takes a list of numbers, not '%s'",
-					       opt, arg);
-		if (!(p = realloc(*v, (*n + 1) * sizeof(*p))))
-			return -ENOMEM;
-		*v = p;
-		(*v)[(*n)++] = (uint32_t)x;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 /* "12.5" -> ns, exactly (no floating point). */
 static int parse_secs(const char *s, size_t len, uint64_t *ns)
@@ -196,10 +176,12 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_nums("--pid", optarg, &c->pids, &c->npids);
+			r = cli_ids_u32("script", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case OPT_TID:
-			r = add_nums("--tid", optarg, &c->tids, &c->ntids);
+			r = cli_ids_u32("script", "--tid", optarg, &sonde_idkind_sample_tid,
+					&c->tids, &c->ntids);
 			break;
 		case 'C':
 			sonde_cpulist_fini(&c->cpus);
@@ -410,7 +392,8 @@ static int setup_pass(struct script_cli *c, struct sonde_pd_reader *r)
 		if (len > c->pr.name_width)
 			c->pr.name_width = len;
 	}
-	if (!any)
+	/* A capture without events (a pipe that ended at once) shows nothing, as perf does. */
+	if (!any && c->events.n)
 		return cli_usage_error("script", "--event: the capture has none of these events");
 	return 0;
 }

@@ -269,6 +269,7 @@ static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct 
 		return on_sample(ps, rec, &ev->sample);
 	case PERF_RECORD_LOST:
 		rep->lost += ev->lost.lost;
+		rep->lost_chunks++;
 		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (rec->size >= 16)
@@ -447,10 +448,18 @@ int sonde_report_build(struct sonde_report **out, struct sonde_pd_reader *r,
 		ps->size = h->data.offset + h->data.size;
 		ret = sonde_pd_walk_ordered(r, on_record, ps, o->progress ? on_progress : NULL,
 					    &rep->walk);
-		if (ret && err)
+		/* A pipe that ended before any event was declared has nothing to show. */
+		if (!ret && !rep->profile) {
+			ret = SONDE_E_FORMAT;
+			if (err)
+				sonde_errmsg_set(err, ret, "the capture declares no events%s",
+						 sonde_pd_reader_is_pipe(r) ? " (the pipe ended first)"
+									    : "");
+		} else if (ret && err) {
 			sonde_errmsg_set(err, ret, "%s",
 					 sonde_pd_reader_errmsg(r)[0] ? sonde_pd_reader_errmsg(r)
 								      : sonde_strerror(ret));
+		}
 	} else if (err) {
 		sonde_errmsg_set(err, ret, "setting up the report: %s", sonde_strerror(ret));
 	}
