@@ -161,3 +161,32 @@ def test_small_keys_as_perf(libcalls, key):
         assert all(re.fullmatch(r"\d+:libcalls", k) for k in wanted), wanted
     else:
         assert any(k.startswith("libcalls.c:") for k in wanted), wanted
+
+
+def chain_of_top_row(out):
+    """The call-graph lines under the first row of a --stdio report."""
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if re.match(r"\s+[\d.]+%", l))
+    chain = []
+    for l in lines[start + 1:]:
+        if re.match(r"\s+[\d.]+%", l) or not l.strip():
+            break
+        name = l.strip().lstrip("|-").strip()
+        if name:
+            chain.append(name)
+    return chain
+
+
+def test_inlined_frames_by_default_on_dwarf_chains(tmp_path):
+    """perf 6.1 expands inlined functions in the frames its DWARF unwinder
+    finds (inline_hot's churn() inside outer()): so does sonde by default,
+    with the same chain; --no-inline drops them."""
+    d = tmp_path / "inl.data"
+    sonde("record", "--call-graph", "dwarf", "-o", str(d), "--", workload("inline_hot"), "0.5")
+    theirs = chain_of_top_row(run(["perf", "report", "-i", str(d), "--stdio",
+                                   "--no-children"]).stdout)
+    mine = chain_of_top_row(sonde("report", "-i", str(d), "--no-children").stdout)
+    assert theirs[:3] == ["churn (inlined)", "outer", "main"], theirs
+    assert mine[:3] == theirs[:3], (mine, theirs)
+    off = chain_of_top_row(sonde("report", "-i", str(d), "--no-children", "--no-inline").stdout)
+    assert off[:2] == ["outer", "main"], off
