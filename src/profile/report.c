@@ -248,8 +248,9 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (err)
 			return err;
 	}
+	/* the "pid" key is perf's thread key: the tid (shown as tid:comm) */
 	return sonde_profile_add(
-	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid, ps->frames,
+	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->tid, ps->frames,
 	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
 }
 
