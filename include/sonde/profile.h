@@ -104,6 +104,12 @@ struct sonde_counts sonde_profile_entry_total(const struct sonde_profile *p, siz
  * (nr_entries items, caller's array).
  */
 void sonde_profile_sort(const struct sonde_profile *p, size_t ev, bool by_children, size_t *idx);
+/*
+ * The same, by the first of @evs, ties by the next and so on: perf's order
+ * for events side by side (a group's leader, then its members).
+ */
+void sonde_profile_sort_events(const struct sonde_profile *p, const size_t *evs, size_t nev,
+			       bool by_children, size_t *idx);
 
 /*
  * Call-path trie under entry @i: nodes are frames (symbol, or object +

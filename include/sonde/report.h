@@ -90,7 +90,11 @@ struct sonde_report {
 	const struct sonde_pd_attr **events; /* [nevents], borrowed from the reader */
 	const char **event_names;	     /* [nevents] */
 	bool has_callchains;		     /* some sample had a chain or a user stack */
-	uint64_t lost, lost_samples, throttled, filtered_out;
+	/* lost: the sum of LOST records (lost_chunks of them), events the rings
+	 * dropped; lost_samples: of LOST_SAMPLES records, the samples the
+	 * events dropped.  The same losses show in both (perf reports the
+	 * latter), never add them. */
+	uint64_t lost, lost_chunks, lost_samples, throttled, filtered_out;
 	uint64_t unwound, unwind_failed; /* dwarf samples */
 	struct sonde_pd_walk_stats walk;
 };

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <sonde/perf_data.h>
+#include <sonde/signals.h>
 
 #define MAX_POLL 1024
 
@@ -163,6 +164,9 @@ static void loop(struct sonde_capture *c)
 			c->end = SONDE_CAPTURE_POLL_ERROR;
 			break;
 		}
+		/* Busy rings never let ppoll() deliver a stop signal: let it through. */
+		if (pr > 0)
+			sonde_signals_deliver(c->o.waitmask);
 		if (drain(c) < 0)
 			break;
 		if (c->o.on_pass && c->o.on_pass(c->o.ctx)) {

@@ -15,6 +15,7 @@
 
 #include <sonde/annotate.h>
 #include <sonde/annotate_print.h>
+#include <sonde/idlist.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/strlist.h>
@@ -50,6 +51,7 @@ static const char usage[] =
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n";
 
@@ -64,28 +66,6 @@ struct annotate_cli {
 	size_t nids, npids;
 	struct sonde_report_opts ro;
 };
-
-/* "1,2,3" appended to *v. Return: 0, -ENOMEM, or EXIT_USAGE. */
-static int add_numbers(uint32_t **v, size_t *n, const char *arg, const char *opt)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long x = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ',') || x > UINT32_MAX)
-			return cli_usage_error("annotate", "%s takes a list of numbers, not '%s'",
-					       opt, arg);
-		if (!(p = realloc(*v, (*n + 1) * sizeof(*p))))
-			return -ENOMEM;
-		*v = p;
-		(*v)[(*n)++] = (uint32_t)x;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 static int parse(int argc, char **argv, struct annotate_cli *c)
 {
@@ -105,7 +85,9 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 		OPT_BUILDID_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
-		OPT_NO_UNWIND
+		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -129,6 +111,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -160,7 +144,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			c->sort_hot = !strcmp(optarg, "hot");
 			break;
 		case OPT_SYMBOL_ID:
-			r = add_numbers(&c->ids, &c->nids, optarg, "--symbol-id");
+			r = cli_ids_u32("annotate", "--symbol-id", optarg, &sonde_idkind_index,
+					&c->ids, &c->nids);
 			break;
 		case 't':
 			c->top = strtoul(optarg, &end, 10);
@@ -183,7 +168,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_numbers(&c->pids, &c->npids, optarg, "--pid");
+			r = cli_ids_u32("annotate", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case 'd':
 			r = cli_add_list(&c->dsos, optarg);
@@ -211,6 +197,10 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			break;
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -268,7 +258,8 @@ static long choose(const struct annotate_cli *c, const struct sonde_report *rep,
 		bool found = false;
 
 		for (size_t k = 0; k < n; k++)
-			found |= !strcmp(v[k]->name, c->names.v[i]);
+			found |= !strcmp(v[k]->name, c->names.v[i]) ||
+				 (v[k]->mangled && !strcmp(v[k]->mangled, c->names.v[i]));
 		if (!found) {
 			cli_error("%s: no samples in %s", c->input, c->names.v[i]);
 			free(v);

@@ -26,6 +26,7 @@
 #include <sonde/capture.h>
 #include <sonde/doctor.h>
 #include <sonde/evprobe.h>
+#include <sonde/idlist.h>
 #include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
@@ -104,34 +105,6 @@ static int writer_sink(void *ctx, const void *buf, size_t len)
 static int writer_emit(void *ctx, const void *rec, size_t len)
 {
 	return sonde_pd_writer_write(ctx, rec, len);
-}
-
-static int parse_ids(const char *arg, pid_t **out, size_t *n)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		pid_t *nv;
-
-		if (*end || v <= 0) {
-			r = cli_usage_error("record", "'%s' is not a process or thread id", tok);
-			break;
-		}
-		nv = realloc(*out, (*n + 1) * sizeof(**out));
-		if (!nv) {
-			r = -ENOMEM;
-			break;
-		}
-		*out = nv;
-		(*out)[(*n)++] = (pid_t)v;
-	}
-	free(copy);
-	return r;
 }
 
 static int parse_callgraph(const char *arg, struct record_opts *o)
@@ -295,11 +268,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 				return r;
 			break;
 		case 'p':
-			if ((r = parse_ids(optarg, &o->pids, &o->npids)) != 0)
+			if ((r = cli_ids("record", "-p", optarg, &sonde_idkind_pid, &o->pids,
+					 &o->npids)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
 		case 't':
-			if ((r = parse_ids(optarg, &o->tids, &o->ntids)) != 0)
+			if ((r = cli_ids("record", "-t", optarg, &sonde_idkind_tid, &o->tids,
+					 &o->ntids)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
 		case 'a':

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sonde/idlist.h>
 #include <sonde/log.h>
 #include <sonde/tracefs.h>
 
@@ -88,6 +89,29 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "Run 'sonde %s --help' for usage.\n", cmd);
 	return EXIT_USAGE;
+}
+
+static int ids_result(const char *cmd, const char *opt, int r, const struct sonde_errmsg *err)
+{
+	if (r == -ENOMEM || r == 0)
+		return r;
+	return cli_usage_error(cmd, "%s: %s", opt, err->text);
+}
+
+int cli_ids(const char *cmd, const char *opt, const char *arg, const struct sonde_idkind *kind,
+	    int **v, size_t *n)
+{
+	struct sonde_errmsg err;
+
+	return ids_result(cmd, opt, sonde_idlist_add(arg, kind, v, n, &err), &err);
+}
+
+int cli_ids_u32(const char *cmd, const char *opt, const char *arg, const struct sonde_idkind *kind,
+		uint32_t **v, size_t *n)
+{
+	struct sonde_errmsg err;
+
+	return ids_result(cmd, opt, sonde_idlist_add_u32(arg, kind, v, n, &err), &err);
 }
 
 const struct sonde_roots *cli_roots(struct cli *cli)

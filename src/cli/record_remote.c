@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <sonde/agent.h>
+#include <sonde/cpulist.h>
 #include <sonde/fileio.h>
 #include <sonde/outfile.h>
 #include <sonde/perf_data.h>
@@ -121,20 +122,20 @@ static int check_against_hello(const struct sonde_agent_client *c,
 		free(copy);
 	}
 	if (req->cpu_list[0]) {
-		const char *p = req->cpu_list;
+		struct sonde_cpulist cpus;
+		int last;
 
-		while (*p) {
-			char *end;
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (v >= h->ncpus_conf) {
-				cli_error("CPU %lu is not on the target: it has %u CPUs", v,
-					  h->ncpus_conf);
-				return EXIT_USAGE;
-			}
-			p = *end ? end + 1 : end;
+		if (sonde_cpulist_parse(req->cpu_list, &cpus) < 0) {
+			cli_error("bad CPU list '%s'", req->cpu_list);
+			return EXIT_USAGE;
+		}
+		/* Ascending: the last one is the largest. */
+		last = cpus.cpus[cpus.n - 1];
+		sonde_cpulist_fini(&cpus);
+		if ((unsigned)last >= h->ncpus_conf) {
+			cli_error("CPU %d is not on the target: it has %u CPUs", last,
+				  h->ncpus_conf);
+			return EXIT_USAGE;
 		}
 	}
 	return 0;

@@ -268,6 +268,7 @@ static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct 
 		return on_sample(ps, rec, &ev->sample);
 	case PERF_RECORD_LOST:
 		rep->lost += ev->lost.lost;
+		rep->lost_chunks++;
 		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (rec->size >= 16)

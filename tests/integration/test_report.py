@@ -229,7 +229,7 @@ def test_kernel_module_functions_and_lines(tmp_path):
 
 
 def test_two_events_side_by_side(tmp_path):
-    """One overhead and one samples column per event; --sort-event orders by either;
+    """--group: one overhead and one samples column per event; --sort-event orders by either;
     each column equals perf's report of that event."""
     two = tmp_path / "two.data"
     sonde("record", "-e", "cpu-clock", "-e", "page-faults/period=1/", "-o", str(two), "--",
@@ -238,7 +238,7 @@ def test_two_events_side_by_side(tmp_path):
     assert [e["name"] for e in j["events"]] == ["cpu-clock", "page-faults/period=1/"]
     faults = [e["self"][1]["period"] for e in j["entries"]]
     assert faults == sorted(faults, reverse=True) and faults[0] > 0
-    text = sonde("report", "-i", str(two), "--sort", "dso").stdout
+    text = sonde("report", "-i", str(two), "--sort", "dso", "--group").stdout
     assert re.search(r"# Overhead\s+Samples\s+Overhead\s+Samples\s+Shared Object", text), text
     perf = run(["perf", "report", "-i", str(two), "--stdio", "--sort", "dso"]).stdout
     block = perf[perf.index("of event 'page-faults"):]
