@@ -106,9 +106,17 @@ struct sonde_pd_writer;
  */
 int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv);
 
+/*
+ * The tracing data feature: the format files of @r's tracepoints, from
+ * @tracefs (nothing without tracepoints).  A stream output needs it before
+ * the first record; otherwise sonde_record_end_features() sets it.
+ */
+int sonde_record_tracing_data(struct sonde_pd_writer *w, const struct sonde_record *r,
+			      const char *tracefs);
+
 /**
  * sonde_record_end_features() - the features known after it: tracing data
- * (the format files of the recorded tracepoints, from @tracefs), the time
+ * (unless already set; from @tracefs), the time
  * of the first and last sample, module section addresses, and with
  * @kallsyms a kallsyms snapshot
  * Return: 0 or the first error (the others are still written).
