@@ -882,6 +882,8 @@
     funcByName: (name) => FN.indexOf(name),
     nodesOf: (f) => (NODES_OF.get(f) || []).slice(),
     timings: () => ({ flame: FL.lastMs, zoom: FL.zoomMs, timeline: TV.lastMs }),
+    // The timeline's rows as drawn last (null before the first draw): label, kind, marks.
+    timelineRows: () => TV.rows && TV.rows.map((r) => ({ label: r.label, kind: r.kind, marks: r.t ? r.t.length : 0 })),
   };
   requestAnimationFrame(() => {
     window.sonde.readyAt = performance.now();

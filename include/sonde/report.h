@@ -50,7 +50,13 @@ struct sonde_report_opts {
 	bool callchains;   /* build call graphs (when the capture has chains) */
 	bool caller_order; /* -G caller */
 	bool no_unwind;	   /* ignore saved user stacks (--call-graph dwarf captures) */
-	bool inline_frames; /* inlined functions as frames of the call graphs (--inline) */
+	/*
+	 * Inlined functions as frames of the call graphs: 0 (the default) as
+	 * perf report 6.1 shows them, for the user frames the DWARF unwinder
+	 * found (--call-graph dwarf captures); 1 for every frame (--inline);
+	 * -1 for none (--no-inline).
+	 */
+	int inline_frames;
 	bool timeline;	   /* also build the timeline (time-binned stacks): the HTML view */
 	/* Filters: a sample is kept when it matches one of each given list. */
 	const char *const *comms;

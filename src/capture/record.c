@@ -137,6 +137,13 @@ static int open_one(struct sonde_record *r, size_t i, pid_t pid, int cpu)
 		a.build_id = 0;
 		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
+	/* perf's fallback: user space only when the kernel is off limits; the
+	 * event's attr changes for every slot (and for the file's header). */
+	if (fd < 0 && sonde_event_fallback_user(&a, -errno)) {
+		r->attrs[i].exclude_kernel = a.exclude_kernel;
+		r->attrs[i].exclude_hv = a.exclude_hv;
+		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	return fd < 0 ? -errno : fd;
 }
 

@@ -525,6 +525,14 @@ static int run_capture(struct capture *c, int argc, char **argv)
 			cli_error("%s", c->cap.err.text);
 		goto out;
 	}
+	{
+		bool user_only[c->rec->nevents ? c->rec->nevents : 1];
+
+		for (size_t i = 0; i < c->rec->nevents; i++)
+			user_only[i] = c->rec->attrs[i].exclude_kernel &&
+				       !o->events.events[i].attr.exclude_kernel;
+		cli_user_only(&o->events, user_only);
+	}
 	if (c->rec->freq_asked)
 		cli_warn("maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
 			 "(raise kernel.perf_event_max_sample_rate to sample faster)",

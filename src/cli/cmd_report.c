@@ -54,8 +54,9 @@ static const char usage[] =
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
-    "      --inline            inlined functions as frames of the call graphs\n"
-    "      --no-inline         not (the default, as perf report shows them)\n"
+    "      --inline            inlined functions as frames of every call-graph frame\n"
+    "                          (default: of the frames DWARF unwinding found, as perf)\n"
+    "      --no-inline         no inlined frames\n"
     "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
@@ -247,10 +248,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case OPT_NO_INLINE:
-			c->ro.inline_frames = false;
+			c->ro.inline_frames = -1;
 			break;
 		case OPT_INLINE:
-			c->ro.inline_frames = true;
+			c->ro.inline_frames = 1;
 			break;
 		case 'v':
 			c->verbose = true;

@@ -295,6 +295,13 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		sonde_workload_abort(&wl);
 		goto out;
 	}
+	{
+		bool user_only[cs.n ? cs.n : 1];
+
+		for (size_t i = 0; i < cs.n; i++)
+			user_only[i] = cs.c[i].user_only;
+		cli_user_only(&o->events, user_only);
+	}
 	for (size_t i = 0; i < cs.n; i++)
 		rows[i].ev = cs.c[i].ev;
 	prev = calloc(cs.n ? cs.n : 1, sizeof(*prev));

@@ -161,9 +161,12 @@ static void entry(FILE *f, const struct sonde_report *rep, const struct sonde_pr
 			fprintf(f, ",\"comm\":");
 			json_str(f, sonde_machine_str(rep->machine, k->comm));
 			break;
-		case SONDE_SORT_PID:
-			fprintf(f, ",\"pid\":%u", k->pid);
+		case SONDE_SORT_PID: { /* the key is the thread (perf's "pid" sort) */
+			const struct sonde_thread *t = sonde_machine_find_thread(rep->machine, k->pid);
+
+			fprintf(f, ",\"pid\":%u,\"tid\":%u", t ? t->pid : k->pid, k->pid);
 			break;
+		}
 		case SONDE_SORT_DSO:
 			fprintf(f, ",\"dso\":");
 			json_str(f, sonde_report_dso_name(k->dso));

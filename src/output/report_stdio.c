@@ -39,6 +39,13 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, char *b, size_t len)
 {
 	const struct sonde_entry_key *k = sonde_profile_entry_key(v->p, i);
@@ -48,9 +55,13 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 	case SONDE_SORT_COMM:
 		snprintf(b, len, "%s", sonde_machine_str(v->rep->machine, k->comm));
 		break;
-	case SONDE_SORT_PID:
-		snprintf(b, len, "%u", k->pid);
+	case SONDE_SORT_PID: { /* perf's "%7d:%s": the thread and its latest comm */
+		const struct sonde_thread *t = sonde_machine_find_thread(v->rep->machine, k->pid);
+
+		snprintf(b, len, "%7d:%s", (int)k->pid,
+			 t ? sonde_machine_str(v->rep->machine, t->comm) : "");
 		break;
+	}
 	case SONDE_SORT_DSO:
 		snprintf(b, len, "%s", sonde_report_dso_name(k->dso));
 		break;
@@ -59,8 +70,8 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 			 sonde_report_sym_name(k, NULL, tmp, sizeof(tmp)));
 		break;
 	case SONDE_SORT_SRCLINE:
-		if (k->src.file)
-			snprintf(b, len, "%s:%u", k->src.file, k->src.line);
+		if (k->src.file) /* perf shows the file's base name (no --full-source-path) */
+			snprintf(b, len, "%s:%u", base_name(k->src.file), k->src.line);
 		else
 			snprintf(b, len, "%s+0x%" PRIx64, sonde_report_dso_name(k->dso), k->addr);
 		break;
@@ -68,7 +79,7 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 	return b;
 }
 
-static const char *const headers[COLS] = {"Command", "Pid", "Shared Object", "Symbol",
+static const char *const headers[COLS] = {"Command", "Pid:Command", "Shared Object", "Symbol",
 					  "Source:Line"};
 
 static struct sonde_counts row_counts(struct view *v, size_t i, size_t e)

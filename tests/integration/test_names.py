@@ -133,3 +133,60 @@ def test_plt_entries_named_as_perf(libcalls):
     wanted = same_rows(libcalls, {"libcalls"}, floor=0.1)
     assert any(k[1].endswith("@plt") for k in wanted), wanted
     assert not any(k[1] == "_init" for k in sonde_rows(libcalls))
+
+
+def key_rows(out):
+    """{key: percent} of a one-key table."""
+    got = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+(.*\S)\s*$", line)
+        if m:
+            got[m.group(2)] = float(m.group(1))
+    return got
+
+
+@pytest.mark.parametrize("key", ["pid", "srcline"])
+def test_small_keys_as_perf(libcalls, key):
+    """--sort pid reads "TID:comm" and --sort srcline "file.c:LINE" (the
+    file's base name), as perf prints them on the same file."""
+    theirs = key_rows(run(["perf", "report", "-i", str(libcalls), "--stdio", "--no-children",
+                           "--sort", key]).stdout)
+    mine = key_rows(sonde("report", "-i", str(libcalls), "--no-children", "--sort", key).stdout)
+    wanted = {k: v for k, v in theirs.items() if v >= 1.0}
+    assert wanted, theirs
+    for k, pct in wanted.items():
+        assert k in mine, (k, mine)
+        assert abs(mine[k] - pct) <= 0.02, (k, mine[k], pct)
+    if key == "pid":
+        assert all(re.fullmatch(r"\d+:libcalls", k) for k in wanted), wanted
+    else:
+        assert any(k.startswith("libcalls.c:") for k in wanted), wanted
+
+
+def chain_of_top_row(out):
+    """The call-graph lines under the first row of a --stdio report."""
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if re.match(r"\s+[\d.]+%", l))
+    chain = []
+    for l in lines[start + 1:]:
+        if re.match(r"\s+[\d.]+%", l) or not l.strip():
+            break
+        name = l.strip().lstrip("|-").strip()
+        if name:
+            chain.append(name)
+    return chain
+
+
+def test_inlined_frames_by_default_on_dwarf_chains(tmp_path):
+    """perf 6.1 expands inlined functions in the frames its DWARF unwinder
+    finds (inline_hot's churn() inside outer()): so does sonde by default,
+    with the same chain; --no-inline drops them."""
+    d = tmp_path / "inl.data"
+    sonde("record", "--call-graph", "dwarf", "-o", str(d), "--", workload("inline_hot"), "0.5")
+    theirs = chain_of_top_row(run(["perf", "report", "-i", str(d), "--stdio",
+                                   "--no-children"]).stdout)
+    mine = chain_of_top_row(sonde("report", "-i", str(d), "--no-children").stdout)
+    assert theirs[:3] == ["churn (inlined)", "outer", "main"], theirs
+    assert mine[:3] == theirs[:3], (mine, theirs)
+    off = chain_of_top_row(sonde("report", "-i", str(d), "--no-children", "--no-inline").stdout)
+    assert off[:2] == ["outer", "main"], off

@@ -65,7 +65,11 @@ def test_cpu_profile_matches_perf(tmp_path):
 
 def test_header_features(tmp_path):
     out = tmp_path / "h.data"
-    sonde("record", "-o", str(out), "--", workload("split"), "0.2")
+    # split for a user object with a build id, then a getppid loop: most of
+    # its time is in the kernel, so the kernel has samples (and a build-id
+    # entry) on any machine, not only when start-up page faults were sampled.
+    sonde("record", "-o", str(out), "--", "sh", "-c",
+          f"{workload('split')} 0.2; exec {workload('getppid_loop')} 500000")
     h = run(["perf", "report", "-i", str(out), "--header-only"]).stdout
     assert "# hostname : " + os.uname().nodename in h
     assert "# os release : " + os.uname().release in h
