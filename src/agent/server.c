@@ -266,45 +266,26 @@ static int on_pass(void *ctx)
 	return 0;
 }
 
-/* The connection (and the listening socket) while a capture runs. */
+/* The connection while a capture runs. */
 static int on_extra(void *ctx, struct pollfd *pfd, size_t n)
 {
 	struct session *s = ctx;
+	struct sonde_wmsg m;
+	int r;
 
-	if (pfd[0].revents) {
-		struct sonde_wmsg m;
-		int r = sonde_agent_recv(&s->conn, SONDE_AGENT_MAX_REQUEST, &m);
-
-		if (r <= 0) {
-			s->peer_gone = true;
-			return 1;
-		}
-		if (m.type == SONDE_AM_STOP) {
-			s->stop_asked = true;
-			return 1;
-		}
-		/* Anything else during a capture is ignored. */
+	(void)n;
+	if (!pfd[0].revents)
+		return 0;
+	r = sonde_agent_recv(&s->conn, SONDE_AGENT_MAX_REQUEST, &m);
+	if (r <= 0) {
+		s->peer_gone = true;
+		return 1;
 	}
-	if (n > 1 && pfd[1].revents) {
-		int fd = accept(pfd[1].fd, NULL, NULL);
-
-		if (fd >= 0) {
-			sonde_agent_refuse_busy(fd);
-			close(fd);
-		}
+	if (m.type == SONDE_AM_STOP) {
+		s->stop_asked = true;
+		return 1;
 	}
-	return 0;
-}
-
-void sonde_agent_refuse_busy(int fd)
-{
-	struct sonde_wbuf b = {0};
-	struct sonde_agent_conn c = {.rfd = fd, .wfd = fd};
-
-	sonde_agent_put_error(&b, -EBUSY,
-			      "sonde-agent is busy: a capture is running (one at a time)");
-	sonde_agent_send(&c, &b);
-	sonde_wbuf_fini(&b);
+	return 0; /* anything else during a capture is ignored */
 }
 
 /* Every set feature of @w as a FEATURE message. */
@@ -356,6 +337,26 @@ static int send_events(struct session *s, struct sonde_capture *c, const struct 
 	return r;
 }
 
+/* One capture at a time across the agent's sessions: the shared word holds
+ * the capturing session's pid. */
+static bool capture_take(const struct session *s)
+{
+	int none = 0;
+
+	return !s->cfg->capture_owner ||
+	       __atomic_compare_exchange_n(s->cfg->capture_owner, &none, (int)getpid(), false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static void capture_give(const struct session *s)
+{
+	int me = (int)getpid();
+
+	if (s->cfg->capture_owner)
+		__atomic_compare_exchange_n(s->cfg->capture_owner, &me, 0, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
 static int parse_events(struct session *s, const struct sonde_agent_record_req *req,
 			struct sonde_evlist *l, char ***filters)
 {
@@ -396,6 +397,7 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	char **filters = NULL;
 	pid_t *pids = NULL, *tids = NULL;
 	char msg[600] = "";
+	bool held = false;
 	int r;
 
 	sonde_evlist_init(&l);
@@ -406,6 +408,12 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	if (req->argc && !s->cfg->allow_exec) {
 		r = send_error(s, -EPERM,
 			       "running a command needs sonde-agent --allow-exec on the target");
+		goto out;
+	}
+	if (!(held = capture_take(s))) {
+		r = send_error(s, -EBUSY,
+			       "sonde-agent is busy: another host's capture is running (one at a "
+			       "time)");
 		goto out;
 	}
 	if (req->callgraph > SONDE_CG_DWARF || req->dwarf_size > SONDE_RECORD_MAX_DWARF ||
@@ -453,8 +461,6 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	co.sink_ctx = s;
 	co.extra[0] = (struct pollfd){.fd = s->conn.rfd, .events = POLLIN};
 	co.nextra = 1;
-	if (s->cfg->listen_fd >= 0)
-		co.extra[co.nextra++] = (struct pollfd){.fd = s->cfg->listen_fd, .events = POLLIN};
 	co.on_extra = on_extra;
 	co.on_pass = on_pass;
 	co.ctx = s;
@@ -535,6 +541,8 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 out:
 	sonde_pd_writer_close(fw, NULL);
 	sonde_capture_close(&c);
+	if (held)
+		capture_give(s);
 	sonde_cpulist_fini(&cpus);
 	free(filters);
 	free(pids);
@@ -747,14 +755,21 @@ static int authenticate(struct session *s, struct sonde_errmsg *why)
 	}
 	sonde_wbuf_begin(&s->out, SONDE_AM_OK);
 	sonde_wbuf_end(&s->out);
-	return send_out(s);
+	if (send_out(s) < 0)
+		return sonde_errmsg_set(why, -EPIPE, "the host left after AUTH");
+	if (s->cfg->authenticated)
+		s->cfg->authenticated(s->cfg->ctx);
+	return 0;
 }
 
 int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 		      struct sonde_errmsg *why)
 {
 	struct sonde_errmsg dummy;
-	struct session s = {.cfg = cfg, .conn = {.rfd = rfd, .wfd = wfd}};
+	struct session s = {.cfg = cfg, .conn = {.rfd = rfd,
+						       .wfd = wfd,
+						       .stop = cfg->stop_signal,
+						       .send_timeout_s = cfg->send_timeout_s}};
 	struct sonde_agent_hello h;
 	struct utsname u;
 	int r;
