@@ -15,9 +15,10 @@
  * and per second (beyond the rate the agent sleeps, so the kernel drops
  * and counts LOST records instead of the agent buffering without bound).
  *
- * The names of objects in the MMAP records sent are remembered, and a
- * BUILDID request for a file must name one of them: the agent serves the
- * build-id note of the objects of its last capture, nothing else.
+ * The objects of the MMAP records sent are remembered with their identity
+ * (objects.c), and a BUILDID request for a file must name one of them and
+ * find the same file there: the agent serves the build-id notes of the
+ * objects of its last capture, nothing else.
  */
 #include <sonde/agent.h>
 
@@ -42,14 +43,9 @@
 #include <sonde/tracefs.h>
 #include <sonde/tracepoint.h>
 
-#define CHUNK_MAX (256u * 1024)
-#define MAX_NAMES 65536u
+#include "objects.h"
 
-/* The file names of the capture's MMAP records (an open-addressing set). */
-struct nameset {
-	char **slot;
-	size_t cap, n;
-};
+#define CHUNK_MAX (256u * 1024)
 
 struct session {
 	const struct sonde_agent_config *cfg;
@@ -58,7 +54,7 @@ struct session {
 	struct sonde_wbuf chunk; /* DATA being filled */
 	char tracefs[4096];
 	bool have_tracefs;
-	struct nameset names;
+	struct agent_objects objects; /* of the last capture */
 	/* during a capture */
 	uint64_t sent, window_start_ns, window_bytes;
 	bool peer_gone, stop_asked, size_capped;
@@ -71,83 +67,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
-static void names_clear(struct nameset *ns)
-{
-	for (size_t i = 0; i < ns->cap; i++)
-		free(ns->slot[i]);
-	free(ns->slot);
-	*ns = (struct nameset){0};
-}
-
-static bool names_has(const struct nameset *ns, const char *s)
-{
-	if (!ns->cap)
-		return false;
-	for (size_t i = hash(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
-		if (!ns->slot[i])
-			return false;
-		if (!strcmp(ns->slot[i], s))
-			return true;
-	}
-}
-
-static void names_add(struct nameset *ns, const char *s)
-{
-	if (names_has(ns, s) || ns->n >= MAX_NAMES)
-		return;
-	if ((ns->n + 1) * 2 > ns->cap) {
-		struct nameset bigger = {.cap = ns->cap ? ns->cap * 2 : 256};
-
-		if (!(bigger.slot = calloc(bigger.cap, sizeof(char *))))
-			return;
-		for (size_t i = 0; i < ns->cap; i++)
-			if (ns->slot[i]) {
-				size_t k = hash(ns->slot[i]) & (bigger.cap - 1);
-
-				while (bigger.slot[k])
-					k = (k + 1) & (bigger.cap - 1);
-				bigger.slot[k] = ns->slot[i];
-				bigger.n++;
-			}
-		free(ns->slot);
-		*ns = bigger;
-	}
-	for (size_t i = hash(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1))
-		if (!ns->slot[i]) {
-			if ((ns->slot[i] = strdup(s)))
-				ns->n++;
-			return;
-		}
-}
-
-/* Remembers the object names of MMAP and MMAP2 records in @buf. */
-static void note_names(struct session *s, const uint8_t *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off + sizeof(struct perf_event_header) <= len) {
-		const struct perf_event_header *h = (const void *)(buf + off);
-		size_t at = h->type == PERF_RECORD_MMAP	   ? 40
-			    : h->type == PERF_RECORD_MMAP2 ? 72
-							   : 0;
-
-		if (h->size < sizeof(*h) || h->size > len - off)
-			return;
-		if (at && at < h->size && memchr(buf + off + at, '\0', h->size - at))
-			names_add(&s->names, (const char *)buf + off + at);
-		off += h->size;
-	}
 }
 
 static int send_out(struct session *s)
@@ -224,7 +143,7 @@ static int data_sink(void *ctx, const void *buf, size_t len)
 
 	if (s->peer_gone)
 		return -EPIPE;
-	note_names(s, buf, len);
+	agent_objects_note(&s->objects, buf, len);
 	while (len) {
 		/* Cut at record boundaries so every DATA holds whole records. */
 		size_t take = 0;
@@ -401,7 +320,7 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	int r;
 
 	sonde_evlist_init(&l);
-	names_clear(&s->names);
+	agent_objects_clear(&s->objects);
 	s->sent = s->window_bytes = 0;
 	s->window_start_ns = now_ns();
 	s->stop_asked = s->size_capped = false;
@@ -557,6 +476,7 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 	const char *name = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
 	uint8_t id[SONDE_BUILD_ID_MAX];
 	char path[SONDE_AGENT_MAX_STRING + 64];
+	const struct agent_object *o;
 	int r = -ENOENT;
 
 	if (sonde_wmsg_done(m) < 0)
@@ -571,16 +491,17 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 		r = sonde_build_id_of_module("/sys", name, id);
 		break;
 	case SONDE_AGENT_BID_FILE:
-		if (!sonde_agent_path_ok(name) || !names_has(&s->names, name))
+		if (!sonde_agent_path_ok(name) || !(o = agent_objects_find(&s->objects, name)))
 			return send_error(
 			    s, -EACCES, "refused: '%s' is not an object named in the last capture",
 			    name);
+		/* Only from the very file the capture mapped (see objects.c). */
 		if (pid) {
 			snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
-			r = sonde_build_id_of_file(path, id);
+			r = agent_object_build_id(o, path, id);
 		}
 		if (r < 0)
-			r = sonde_build_id_of_file(name, id);
+			r = agent_object_build_id(o, name, id);
 		break;
 	default:
 		return send_error(s, -EINVAL, "unknown build-id kind %u", kind);
@@ -831,7 +752,7 @@ int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 			sonde_errmsg_set(why, r, "malformed %s", sonde_agent_msg_name(m.type));
 		}
 	}
-	names_clear(&s.names);
+	agent_objects_clear(&s.objects);
 	sonde_wbuf_fini(&s.out);
 	sonde_wbuf_fini(&s.chunk);
 	sonde_agent_conn_fini(&s.conn);

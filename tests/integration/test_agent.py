@@ -230,6 +230,12 @@ def test_list_target(agent_factory, tracefs):
     assert "sched:sched_switch" in p.stdout and "Tracepoint event" in p.stdout
     p = sonde("list", "--target", a.target, "cpu-clock")
     assert "Software event" in p.stdout
+    # A class, as the local list takes it: the same software events.
+    local = {ln.split()[0] for ln in sonde("list", "sw").stdout.splitlines() if ln.strip()}
+    p = sonde("list", "--target", a.target, "sw")
+    remote = {ln.split()[0] for ln in p.stdout.splitlines() if ln.endswith("[Software event]")}
+    assert remote == local and "cpu-clock" in remote, (remote, local)
+    assert "[Software event]" not in sonde("list", "--target", a.target, "tracepoint").stdout
 
 
 def test_token_always_required(agent_factory, tmp_path):
@@ -661,10 +667,11 @@ def test_non_reading_peer_is_dropped(agent_factory):
     c.sock.close()
 
 
-def record_req(specs, freq=1000, cg=0, flags=0, argv=()):
+def record_req(specs, freq=1000, cg=0, flags=0, argv=(), pids=()):
     req = struct.pack("<I", len(specs)) + b"".join(s(e) + s("") for e in specs)
     req += struct.pack("<QQIIII", freq, 0, cg, 8192, 8, flags) + s("")
-    req += struct.pack("<II", 0, 0) + struct.pack("<I", len(argv)) + b"".join(s(x) for x in argv)
+    req += struct.pack("<I", len(pids)) + b"".join(struct.pack("<I", p) for p in pids)
+    req += struct.pack("<I", 0) + struct.pack("<I", len(argv)) + b"".join(s(x) for x in argv)
     return req + struct.pack("<I", 0)
 
 
@@ -699,3 +706,49 @@ def test_capture_ends_when_the_host_stops_reading(agent_factory, tmp_path):
         busy.kill()
         busy.wait()
         sock.close()
+
+
+def elf_build_id(path):
+    m = re.search(r"Build ID: ([0-9a-f]+)", run(["readelf", "-n", str(path)]).stdout)
+    return m.group(1)
+
+
+def test_buildid_only_from_the_captured_file(agent_factory, tmp_path):
+    """After a capture the agent serves a build id only from the file the
+    capture mapped (device and inode), not from whatever the name points at
+    now: a symlink to /bin/bash or a copy of it swapped in get nothing."""
+    a = agent_factory()
+    prog, old = tmp_path / "prog", tmp_path / "prog.old"
+    shutil.copy(workload("getppid_loop"), prog)
+    proc = subprocess.Popen([str(prog), "10", "60"])
+    try:
+        time.sleep(0.3)
+        c = Conn(a.port)
+        c.send(RECORD, record_req(["cpu-clock"], pids=[proc.pid]))
+        assert c.recv()[0] == EVENTS
+        c.send(10)  # STOP
+        while c.recv()[0] != 9:  # until END
+            pass
+
+        def bid(pid):
+            c.send(BUILDID, struct.pack("<II", 2, pid) + s(str(prog)))
+            t, payload = c.recv()
+            assert t == BUILDID_REPLY, c.error_text(payload)
+            n = struct.unpack_from("<I", payload)[0]
+            return payload[4:4 + n].hex()
+
+        mine, bash = elf_build_id(prog), elf_build_id(os.path.realpath("/bin/bash"))
+        assert mine != bash
+        assert bid(proc.pid) == mine and bid(0) == mine
+        os.rename(prog, old)
+        os.symlink("/bin/bash", prog)
+        assert bid(proc.pid) == "" and bid(0) == ""
+        prog.unlink()
+        shutil.copy("/bin/bash", prog)
+        assert bid(proc.pid) == "" and bid(0) == ""
+        prog.unlink()
+        os.rename(old, prog)  # the captured file itself, back under its name
+        assert bid(0) == mine
+    finally:
+        proc.kill()
+        proc.wait()
