@@ -1,29 +1,40 @@
 # Thin wrapper over meson for the README's commands.
 BUILD     ?= build
 ASAN      ?= build-asan
+RELEASE   ?= build-release
+CLANG     ?= build-clang
 FUZZ      ?= build-fuzz
 PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build demo check unit integration vm browser screenshot asan fuzz bench agents clean
+.PHONY: all deps build-deps build demo check unit integration vm browser screenshot asan release clang fuzz bench agents clean
 
 all: build
 
 deps:
 	./scripts/install-deps
 
+# WERROR=true (make check) turns warnings into errors; a plain build keeps
+# meson's default (off), so a newer compiler's new warning never stops a user.
+WERROR    ?=
+
 $(BUILD)/build.ninja:
-	meson setup $(BUILD)
+	meson setup $(BUILD) $(if $(WERROR),-Dwerror=$(WERROR))
 
 build: $(BUILD)/build.ninja
+	$(if $(WERROR),meson configure $(BUILD) -Dwerror=$(WERROR))
 	ninja -C $(BUILD)
 
 demo: deps build
 	$(SONDE) stat -e task-clock,context-switches,page-faults,cycles,syscalls:sys_enter_write -- $(BUILD)/examples/demo
 
-check: deps build
-	$(MAKE) unit integration browser asan fuzz agents
+# CI: warnings are errors in every configuration; the unit tests also run
+# in a release (-O3) build and a clang build, where other warnings and
+# other optimizations show.
+check: deps
+	$(MAKE) WERROR=true build
+	$(MAKE) unit integration browser asan release clang fuzz agents
 
 unit: build
 	meson test -C $(BUILD) --print-errorlogs
@@ -50,6 +61,20 @@ asan: $(ASAN)/build.ninja
 	ninja -C $(ASAN)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C $(ASAN) --print-errorlogs
 
+$(RELEASE)/build.ninja:
+	meson setup $(RELEASE) --buildtype=release -Dwerror=true
+
+release: $(RELEASE)/build.ninja
+	ninja -C $(RELEASE)
+	meson test -C $(RELEASE) --print-errorlogs
+
+$(CLANG)/build.ninja:
+	CC=clang meson setup $(CLANG) -Dwerror=true
+
+clang: $(CLANG)/build.ninja
+	ninja -C $(CLANG)
+	meson test -C $(CLANG) --print-errorlogs
+
 $(FUZZ)/build.ninja:
 	CC=clang meson setup $(FUZZ) -Dfuzz=true -Dtests=false
 
@@ -65,4 +90,4 @@ bench: build
 	./bench/run-all $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ) build-agents
+	rm -rf $(BUILD) $(ASAN) $(RELEASE) $(CLANG) $(FUZZ) build-agents

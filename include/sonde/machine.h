@@ -60,6 +60,8 @@ int sonde_machine_process(struct sonde_machine *m, const struct sonde_pd_record 
 			  const struct sonde_pd_event *ev);
 
 /* Borrowed: the thread @tid (made on first sight, comm "pid:tid" unknown as ":TID"). */
+/* The thread @tid as last seen (its latest comm). Return: borrowed, or NULL. */
+const struct sonde_thread *sonde_machine_find_thread(const struct sonde_machine *m, uint32_t tid);
 struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint32_t pid,
 						  uint32_t tid);
 

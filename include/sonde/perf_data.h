@@ -186,6 +186,16 @@ int sonde_pd_writer_open(struct sonde_pd_writer **out, const char *path, struct 
  * set and read back with sonde_pd_writer_feature(); records fail with -EBADF. */
 int sonde_pd_writer_open_fd(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err);
 
+/*
+ * Same in pipe mode (perf record -o -), for a stream that can't seek (a
+ * pipe, a FIFO, a terminal): a 16-byte header, then HEADER_ATTR,
+ * HEADER_FEATURE and HEADER_TRACING_DATA records before the first record,
+ * so features and tracing data must be set before the first write (later
+ * ones follow the records as HEADER_FEATURE records; sonde's own features,
+ * which perf would warn about in a pipe, are left out).  @fd is not closed.
+ */
+int sonde_pd_writer_open_stream(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err);
+
 /**
  * sonde_pd_writer_add_attr() - declare an event
  * @attr: copied; its size is normalized to SONDE_PD_ATTR_SIZE
@@ -486,12 +496,14 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 void sonde_pd_reader_close(struct sonde_pd_reader *r);
 
 bool sonde_pd_reader_is_pipe(const struct sonde_pd_reader *r);
-/* Events known so far (in pipe mode they arrive as HEADER_ATTR records). */
+/* Events known so far (in pipe mode: the HEADER_ATTR records before the first
+ * kernel record, read at open, and any later ones as the iteration meets them). */
 size_t sonde_pd_reader_nr_attrs(const struct sonde_pd_reader *r);
 const struct sonde_pd_attr *sonde_pd_reader_attr(const struct sonde_pd_reader *r, size_t i);
 /* The event owning kernel id @id, NULL if none. */
 const struct sonde_pd_attr *sonde_pd_reader_find_id(const struct sonde_pd_reader *r, uint64_t id);
-/* Borrowed: the parsed features (all zero in pipe mode). */
+/* Borrowed: the parsed features (in pipe mode: from the HEADER_FEATURE and
+ * HEADER_TRACING_DATA records the stream starts with, read at open). */
 const struct sonde_pd_features *sonde_pd_reader_features(const struct sonde_pd_reader *r);
 bool sonde_pd_reader_has_feature(const struct sonde_pd_reader *r, unsigned bit);
 /* Borrowed: the raw bytes of any present feature section.  Return: 0 or -ENOENT. */

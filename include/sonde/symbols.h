@@ -40,8 +40,10 @@ struct sonde_symtab_opts {
 	size_t kallsyms_len;
 	const char *modules;		     /* sonde's module sections feature text, borrowed */
 	size_t modules_len;
+	const char *buildid_dir;	     /* perf's build-id cache (--buildid-dir, ~/.debug) */
 	bool no_proc_kallsyms;		     /* never read this machine's /proc/kallsyms */
 	bool no_inline;			     /* skip inlined frames (faster) */
+	bool no_demangle;		     /* keep C++/Rust names mangled (--no-demangle) */
 };
 
 /**
@@ -70,6 +72,35 @@ enum sonde_dso_kind {
 struct sonde_dso *sonde_symtab_findnew_dso(struct sonde_symtab *st, const char *path,
 					   const uint8_t *build_id, size_t build_id_len);
 
+/* What a mapping record says about its file; every field may be zero. */
+struct sonde_dso_id {
+	const uint8_t *build_id; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	size_t build_id_len;
+	uint32_t maj, min; /* MMAP2 without a build id */
+	uint64_t ino, ino_generation;
+};
+
+/**
+ * sonde_symtab_findnew_dso_id() - the object behind a mapping
+ *
+ * One file is one object, however its mappings were recorded: keyed by
+ * build id when @id has one or the capture's build-id table
+ * (sonde_symtab_add_build_id()) names one for @path, else by @path with
+ * the file's dev and inode.  The first path seen is the object's name.
+ * Return: borrowed: owned by @st; NULL only when out of memory.
+ */
+struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const char *path,
+					      const struct sonde_dso_id *id);
+
+/**
+ * sonde_symtab_add_build_id() - one entry of the capture's build-id table
+ * (HEADER_BUILD_ID), before any object is found.  A path given two
+ * different ids keeps neither.
+ * Return: 0 or -ENOMEM.
+ */
+int sonde_symtab_add_build_id(struct sonde_symtab *st, const char *path, const uint8_t *id,
+			      size_t len);
+
 enum sonde_dso_kind sonde_dso_kind(const struct sonde_dso *d);
 /* The name reports show: the file's basename, "[kernel.kallsyms]", "[ext4]". */
 const char *sonde_dso_short_name(const struct sonde_dso *d);
@@ -92,10 +123,12 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 
 /* An interned function symbol; borrowed, valid until sonde_symtab_free(). */
 struct sonde_symbol {
-	const char *name;      /* as in the symbol table: C++ names stay mangled (no demangler linked) */
+	const char *name;      /* as shown: C++/Rust names of user objects demangled
+				* (libiberty, perf's style: no parameters) */
 	uint64_t start, size;  /* object addresses */
 	struct sonde_dso *dso;
 	uint32_t id;	       /* dense over the symtab: 0..sonde_symtab_nr_symbols()-1 */
+	const char *mangled;   /* as in the symbol table (== name when not mangled) */
 };
 
 /**
@@ -150,6 +183,14 @@ long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *
  * found; ..."), or NULL when it resolved.
  */
 const char *sonde_dso_search_log(const struct sonde_dso *d);
+/*
+ * A warning worth one line without --verbose, or NULL: the object's file
+ * was found with a different build id than the capture's (rebuilt or
+ * updated since), no matching copy was found anywhere (build-id cache,
+ * debug dirs), so its samples stay unresolved.  Return: @buf holding the
+ * line (no newline), or NULL.
+ */
+const char *sonde_dso_warning(const struct sonde_dso *d, char *buf, size_t len);
 /* True when symbols were found (after at least one lookup). */
 bool sonde_dso_has_symbols(const struct sonde_dso *d);
 /* The file actually used for symbols (may differ from the long name), or NULL. */

@@ -8,6 +8,7 @@
 #define SONDE_WORKLOAD_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -21,7 +22,8 @@ struct sonde_workload {
  * sonde_workload_prepare() - fork @argv and hold it before exec
  *
  * The child gets the default disposition for every signal and an empty
- * signal mask, whatever the parent set.
+ * signal mask, whatever the parent set, and dies with SIGKILL when the
+ * caller does (PR_SET_PDEATHSIG, kept across exec).
  * Return: 0 or -errno.
  */
 int sonde_workload_prepare(struct sonde_workload *w, char *const argv[]);
@@ -35,5 +37,16 @@ int sonde_workload_start(struct sonde_workload *w);
 
 /* Kills and reaps a prepared child that will not be started. */
 void sonde_workload_abort(struct sonde_workload *w);
+
+/**
+ * sonde_workload_end() - stop a started child within a bound
+ * @sig: sent first (0: none, just wait)
+ * @grace_ms: how long it may take to exit before SIGKILL
+ * @killed: set when SIGKILL was needed, or NULL
+ *
+ * A capture that was asked to stop must end even when its workload
+ * ignores the signal.  Return: the wait status, -1 if there was no child.
+ */
+int sonde_workload_end(struct sonde_workload *w, int sig, int grace_ms, bool *killed);
 
 #endif

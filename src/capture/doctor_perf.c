@@ -99,20 +99,29 @@ static int kallsyms_visible(const struct sonde_doctor_config *cfg)
 const char *sonde_doctor_explain_kallsyms(const struct sonde_doctor_config *cfg, char *buf,
 					  size_t len)
 {
-	long v = -1;
+	long v = -1, paranoid = 2;
 
 	if (kallsyms_visible(cfg) != 0)
 		return NULL;
 	doctor_read_int(cfg->procfs, KPTR, &v);
+	doctor_read_int(cfg->procfs, PARANOID, &paranoid);
+	/* The kernel's rule (kallsyms_show_value): kptr_restrict 0 shows addresses
+	 * to everyone only while perf_event_paranoid <= 1, else to CAP_SYSLOG. */
 	if (v >= 2)
 		snprintf(buf, len,
 			 "kernel.kptr_restrict=2 hides kernel addresses even from root: "
 			 "sysctl -w kernel.kptr_restrict=0");
+	else if (v <= 0)
+		snprintf(buf, len,
+			 "kernel.kptr_restrict=0 shows kernel addresses to unprivileged users only "
+			 "while kernel.perf_event_paranoid<=1 (now %ld): run as root (CAP_SYSLOG), "
+			 "or sysctl -w kernel.perf_event_paranoid=1",
+			 paranoid);
 	else
 		snprintf(buf, len,
-			 "kernel.kptr_restrict=%ld hides kernel addresses from this process: run "
-			 "as root (CAP_SYSLOG), or sysctl -w kernel.kptr_restrict=0",
-			 v);
+			 "kernel.kptr_restrict=1 shows kernel addresses to CAP_SYSLOG only: run "
+			 "as root, or sysctl -w kernel.kptr_restrict=0%s",
+			 paranoid > 1 ? " kernel.perf_event_paranoid=1" : "");
 	return buf;
 }
 

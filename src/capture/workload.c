@@ -4,6 +4,10 @@
  * A second close-on-exec pipe reports an exec failure back to the parent,
  * so "command not found" is an error the caller can explain, not a child
  * that silently exits 127.
+ *
+ * The child asks for SIGKILL when sonde dies (PR_SET_PDEATHSIG, kept across
+ * exec): a sonde killed with SIGKILL can't stop its workload, which would
+ * otherwise run on as an orphan (a busy loop, a flood of traced events).
  */
 #include <sonde/workload.h>
 
@@ -12,9 +16,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-static void child(int go, int err, char *const argv[])
+static void child(pid_t parent, int go, int err, char *const argv[])
 {
 	sigset_t none;
 	char c;
@@ -31,6 +36,9 @@ static void child(int go, int err, char *const argv[])
 	 * switched out again after its exec, so trace_pipe would call it by
 	 * our name. */
 	prctl(PR_SET_NAME, base ? base + 1 : argv[0]);
+	/* The parent may have died before the request: then nobody will stop us. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
 	/* EOF without a byte means the parent gave up: don't run. */
 	if (read(go, &c, 1) != 1)
 		_exit(127);
@@ -45,6 +53,7 @@ static void child(int go, int err, char *const argv[])
 int sonde_workload_prepare(struct sonde_workload *w, char *const argv[])
 {
 	int go[2], err[2];
+	pid_t parent = getpid();
 
 	w->pid = -1;
 	if (pipe2(go, O_CLOEXEC) < 0)
@@ -69,7 +78,7 @@ int sonde_workload_prepare(struct sonde_workload *w, char *const argv[])
 	if (w->pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		child(go[0], err[1], argv);
+		child(parent, go[0], err[1], argv);
 	}
 	close(go[0]);
 	close(err[1]);
@@ -116,4 +125,35 @@ void sonde_workload_abort(struct sonde_workload *w)
 		waitpid(w->pid, NULL, 0);
 		w->pid = -1;
 	}
+}
+
+int sonde_workload_end(struct sonde_workload *w, int sig, int grace_ms, bool *killed)
+{
+	struct timespec step = {0, 10 * 1000 * 1000};
+	int status = -1;
+
+	if (killed)
+		*killed = false;
+	if (w->pid <= 0)
+		return -1;
+	if (sig > 0)
+		kill(w->pid, sig);
+	/* Polling with WNOHANG works whatever the caller does with SIGCHLD. */
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(w->pid, &status, WNOHANG);
+
+		if (r == w->pid || (r < 0 && errno != EINTR))
+			break;
+		if (waited >= grace_ms) {
+			kill(w->pid, SIGKILL);
+			if (killed)
+				*killed = true;
+			while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		nanosleep(&step, NULL);
+	}
+	w->pid = -1;
+	return status;
 }

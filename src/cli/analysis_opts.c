@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sonde/symbols.h>
+
 #include "analysis_opts.h"
 #include "cli.h"
 
@@ -47,4 +49,29 @@ int cli_pick_event(const char *cmd, const char *spec, const struct sonde_report 
 			return 0;
 		}
 	return cli_usage_error(cmd, "--sort-event: the capture has no event '%s'", spec);
+}
+
+const char *cli_buildid_dir(const char *opt)
+{
+	static char buf[4096];
+	const char *home = getenv("HOME");
+
+	if (opt)
+		return opt;
+	if (!home || !*home || (size_t)snprintf(buf, sizeof(buf), "%s/.debug", home) >= sizeof(buf))
+		return NULL;
+	return buf;
+}
+
+void cli_warn_objects(const struct sonde_report *rep)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < sonde_symtab_nr_dsos(rep->symtab); i++) {
+		const char *w = sonde_dso_warning(sonde_symtab_dso(rep->symtab, (uint32_t)i), line,
+						  sizeof(line));
+
+		if (w)
+			cli_warn("%s", w);
+	}
 }

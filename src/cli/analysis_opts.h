@@ -17,4 +17,14 @@ void cli_progress(void *ctx, uint64_t off, uint64_t size);
  * Return: 0, or EXIT_USAGE after the message. */
 int cli_pick_event(const char *cmd, const char *spec, const struct sonde_report *rep, size_t *ev);
 
+/*
+ * perf's build-id cache folder: @opt (--buildid-dir), else $HOME/.debug, as
+ * perf 6.1 chooses it (it sets PERF_BUILDID_DIR for the scripts it runs but
+ * never reads it).  Return: borrowed (@opt or a static buffer), or NULL.
+ */
+const char *cli_buildid_dir(const char *opt);
+/* One warning line per object whose samples stay unresolved for a reason the
+ * user must know (a file rebuilt since the capture). */
+void cli_warn_objects(const struct sonde_report *rep);
+
 #endif

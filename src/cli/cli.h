@@ -8,6 +8,8 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <sonde/evspec.h>
 
@@ -33,6 +35,24 @@ int cli_check_target(const char *cmd, bool workload, size_t npids, size_t ntids,
 
 /* Prints a usage error and the hint to run --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct sonde_idkind;
+/*
+ * Appends the ids of @arg (option @opt of @cmd) with the one id-list parser
+ * (sonde/idlist.h).  Return: 0, -ENOMEM, or EXIT_USAGE after the message.
+ */
+int cli_ids(const char *cmd, const char *opt, const char *arg, const struct sonde_idkind *kind,
+	    int **v, size_t *n);
+int cli_ids_u32(const char *cmd, const char *opt, const char *arg, const struct sonde_idkind *kind,
+		uint32_t **v, size_t *n);
+
+struct sonde_evlist;
+/*
+ * After perf's fallback to user space (sonde_event_fallback_user): renames
+ * the events of @l that fell back (@user_only[i]) as perf does (":u") and
+ * says once why the kernel is not counted.
+ */
+void cli_user_only(struct sonde_evlist *l, const bool *user_only);
 
 struct sonde_agent_record_req;
 /* How a host authenticates to an agent: --token, --token-file (either may

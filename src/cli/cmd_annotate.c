@@ -15,6 +15,7 @@
 
 #include <sonde/annotate.h>
 #include <sonde/annotate_print.h>
+#include <sonde/idlist.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/strlist.h>
@@ -46,9 +47,11 @@ static const char usage[] =
     "  -k, --vmlinux FILE      kernel image with symbols\n"
     "      --symfs DIR         look up the capture's paths under DIR (a target's root, a sysroot)\n"
     "      --debug-dir DIR     separate debug files (DIR/.build-id/xx/rest.debug), repeatable\n"
+    "      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n";
 
@@ -63,28 +66,6 @@ struct annotate_cli {
 	size_t nids, npids;
 	struct sonde_report_opts ro;
 };
-
-/* "1,2,3" appended to *v. Return: 0, -ENOMEM, or EXIT_USAGE. */
-static int add_numbers(uint32_t **v, size_t *n, const char *arg, const char *opt)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long x = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ',') || x > UINT32_MAX)
-			return cli_usage_error("annotate", "%s takes a list of numbers, not '%s'",
-					       opt, arg);
-		if (!(p = realloc(*v, (*n + 1) * sizeof(*p))))
-			return -ENOMEM;
-		*v = p;
-		(*v)[(*n)++] = (uint32_t)x;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 static int parse(int argc, char **argv, struct annotate_cli *c)
 {
@@ -101,9 +82,12 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 		OPT_PID,
 		OPT_SYMFS,
 		OPT_DEBUG_DIR,
+		OPT_BUILDID_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
-		OPT_NO_UNWIND
+		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -123,9 +107,12 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -157,7 +144,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			c->sort_hot = !strcmp(optarg, "hot");
 			break;
 		case OPT_SYMBOL_ID:
-			r = add_numbers(&c->ids, &c->nids, optarg, "--symbol-id");
+			r = cli_ids_u32("annotate", "--symbol-id", optarg, &sonde_idkind_index,
+					&c->ids, &c->nids);
 			break;
 		case 't':
 			c->top = strtoul(optarg, &end, 10);
@@ -180,7 +168,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_numbers(&c->pids, &c->npids, optarg, "--pid");
+			r = cli_ids_u32("annotate", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case 'd':
 			r = cli_add_list(&c->dsos, optarg);
@@ -190,6 +179,9 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
 			break;
 		case OPT_DEBUG_DIR:
 			r = sonde_strlist_add(&c->debug_dirs, optarg);
@@ -205,6 +197,10 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			break;
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -262,7 +258,8 @@ static long choose(const struct annotate_cli *c, const struct sonde_report *rep,
 		bool found = false;
 
 		for (size_t k = 0; k < n; k++)
-			found |= !strcmp(v[k]->name, c->names.v[i]);
+			found |= !strcmp(v[k]->name, c->names.v[i]) ||
+				 (v[k]->mangled && !strcmp(v[k]->mangled, c->names.v[i]));
 		if (!found) {
 			cli_error("%s: no samples in %s", c->input, c->names.v[i]);
 			free(v);
@@ -359,6 +356,7 @@ static int run(struct annotate_cli *c)
 	c->ro.ndsos = c->dsos.n;
 	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {
@@ -381,6 +379,8 @@ static int run(struct annotate_cli *c)
 		if (!c->quiet && (rep->lost || rep->lost_samples))
 			cli_warn("%llu samples were lost during the capture",
 				 (unsigned long long)(rep->lost + rep->lost_samples));
+		if (!c->quiet)
+			cli_warn_objects(rep);
 		ret = show(c, rep, an, r);
 	}
 	sonde_report_free(rep);

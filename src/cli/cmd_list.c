@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct lister {
 	const char *glob;  /* NULL: everything */
 	const char *klass; /* NULL: every class */
 	bool any;
+	char tp_why[PATH_MAX + 200]; /* why tracepoints could not be listed, or empty */
 };
 
 static bool want_class(const struct lister *ls, const char *klass)
@@ -110,8 +112,16 @@ static void list_tracepoints(struct lister *ls, const char *tracefs)
 	struct sonde_strlist systems, events;
 	char name[300];
 
+	int r;
+
 	sonde_strlist_init(&systems);
-	sonde_tracepoint_systems(tracefs, &systems);
+	r = sonde_tracepoint_systems(tracefs, &systems);
+	/* tracefs is root's alone by default (mode 0700): say so, never list nothing. */
+	if (r < 0)
+		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, strerror(-r),
+			 r == -EACCES || r == -EPERM ? " (tracefs is readable by root only: run "
+						       "as root, or chmod the tracefs mount)"
+						     : "");
 	for (size_t i = 0; i < systems.n; i++) {
 		sonde_strlist_init(&events);
 		sonde_tracepoint_events(tracefs, systems.v[i], &events);
@@ -145,12 +155,16 @@ static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 		bool any = false;
 		size_t len;
 
+		int r = -ENOENT;
+
 		if (!roots->tracefs ||
 		    sonde_path(path, sizeof(path), "%s/%s_events", roots->tracefs, kinds[k]) < 0 ||
-		    sonde_read_all(path, &text, &len) < 0) {
+		    (r = sonde_read_all(path, &text, &len)) < 0) {
 			if (!ls->glob)
 				printf("  %-50s [%s]\n", kinds[k],
-				       "not available here: the kernel has no such probes");
+				       r == -EACCES || r == -EPERM
+					   ? "can't tell: tracefs is readable by root only"
+					   : "not available here: the kernel has no such probes");
 			continue;
 		}
 		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
@@ -248,14 +262,23 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	if (want_class(&ls, "tracepoint")) {
 		if (roots->tracefs)
 			list_tracepoints(&ls, roots->tracefs);
-		else if (!ls.glob)
-			printf("  tracepoints: not available (tracefs is not mounted and could not be "
-			       "mounted; run as root or mount -t tracefs nodev /sys/kernel/tracing)\n");
+		else
+			snprintf(ls.tp_why, sizeof(ls.tp_why),
+				 "tracefs is not mounted and could not be mounted; run as root or "
+				 "mount -t tracefs nodev /sys/kernel/tracing");
+		/* Asked for tracepoints and got none: an error, not an empty list. */
+		if (ls.tp_why[0] && ls.klass) {
+			cli_error("can't list tracepoints: %s", ls.tp_why);
+			return EXIT_FAIL;
+		}
+		if (ls.tp_why[0] && !ls.glob)
+			printf("  tracepoints: not available (%s)\n", ls.tp_why);
 	}
 	if (want_class(&ls, "probe"))
 		list_probes(&ls, roots);
 	if (ls.glob && !ls.any) {
-		cli_error("no event matches '%s'", ls.glob);
+		cli_error("no event matches '%s'%s%s", ls.glob,
+			  ls.tp_why[0] ? "; tracepoints could not be read: " : "", ls.tp_why);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

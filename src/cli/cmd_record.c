@@ -26,6 +26,8 @@
 #include <sonde/capture.h>
 #include <sonde/doctor.h>
 #include <sonde/evprobe.h>
+#include <sonde/idlist.h>
+#include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
 #include <sonde/synth.h>
@@ -49,7 +51,8 @@ static const char record_usage[] =
 	"  -t, --tid TID[,TID]    record existing threads\n"
 	"  -a, --all-cpus         record every CPU (system wide)\n"
 	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
-	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old)\n"
+	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old);\n"
+	"                         - or a FIFO: perf's pipe format, streamed (perf report -i -)\n"
 	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
 	"  -z, --compression-level[=N]\n"
 	"                         compress records with zstd level N (default 1), as perf -z\n"
@@ -104,34 +107,6 @@ static int writer_sink(void *ctx, const void *buf, size_t len)
 static int writer_emit(void *ctx, const void *rec, size_t len)
 {
 	return sonde_pd_writer_write(ctx, rec, len);
-}
-
-static int parse_ids(const char *arg, pid_t **out, size_t *n)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		pid_t *nv;
-
-		if (*end || v <= 0) {
-			r = cli_usage_error("record", "'%s' is not a process or thread id", tok);
-			break;
-		}
-		nv = realloc(*out, (*n + 1) * sizeof(**out));
-		if (!nv) {
-			r = -ENOMEM;
-			break;
-		}
-		*out = nv;
-		(*out)[(*n)++] = (pid_t)v;
-	}
-	free(copy);
-	return r;
 }
 
 static int parse_callgraph(const char *arg, struct record_opts *o)
@@ -299,11 +274,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 				return r;
 			break;
 		case 'p':
-			if ((r = parse_ids(optarg, &o->pids, &o->npids)) != 0)
+			if ((r = cli_ids("record", "-p", optarg, &sonde_idkind_pid, &o->pids,
+					 &o->npids)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
 		case 't':
-			if ((r = parse_ids(optarg, &o->tids, &o->ntids)) != 0)
+			if ((r = cli_ids("record", "-t", optarg, &sonde_idkind_tid, &o->tids,
+					 &o->ntids)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
 		case 'a':
@@ -367,19 +344,6 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	return 0;
 }
 
-/* Keeps the previous capture as FILE.old, as perf does. */
-static void keep_old(const char *path)
-{
-	char old[4096];
-	struct stat st;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-		return;
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old) < 0)
-		cli_warn("can't keep %s as %s: %s", path, old, strerror(errno));
-}
-
 /* The command line as the user typed it: "sonde record ...". */
 static int record_header_features(struct sonde_pd_writer *w, int argc, char **argv)
 {
@@ -400,11 +364,13 @@ struct capture {
 	struct record_opts *o;
 	struct cli *cli;
 	struct sonde_pd_writer *w;
+	struct sonde_outfile of; /* the capture's file, renamed into place at the end */
 	struct sonde_capture cap;
 	struct sonde_record *rec; /* borrowed from cap */
 	struct sonde_cpulist cpus;
 	int status;       /* workload wait status, -1 if none */
 	bool interrupted; /* stopped by a signal */
+	bool captured;    /* the capture ran: the file is worth keeping */
 	int write_err;
 };
 
@@ -417,7 +383,7 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
 						 ids, n);
 
 		if (r < 0) {
@@ -505,10 +471,20 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		cli_error("bad CPU list '%s'", o->cpu_list ? o->cpu_list : "(online)");
 		return EXIT_USAGE;
 	}
-	keep_old(o->output);
-	r = sonde_pd_writer_open(&c->w, o->output, &err);
+	/* A capture that fails to start must leave the previous file alone. */
+	r = sonde_outfile_open(&c->of, o->output, 0600,
+			       SONDE_OUTFILE_KEEP_OLD | SONDE_OUTFILE_STDOUT, &err);
 	if (r < 0) {
-		cli_error("%s", err.text[0] ? err.text : strerror(-r));
+		cli_error("%s", err.text);
+		return EXIT_FAIL;
+	}
+	/* "-", a FIFO: perf's pipe mode; a reader that goes away is a write error. */
+	if (c->of.stream)
+		signal(SIGPIPE, SIG_IGN);
+	r = c->of.stream ? sonde_pd_writer_open_stream(&c->w, c->of.fd, &err)
+			 : sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
+	if (r < 0) {
+		cli_error("%s", err.text);
 		return EXIT_FAIL;
 	}
 	if (o->zlevel && sonde_pd_writer_set_compression(c->w, o->zlevel) < 0) {
@@ -557,6 +533,14 @@ static int run_capture(struct capture *c, int argc, char **argv)
 			cli_error("%s", c->cap.err.text);
 		goto out;
 	}
+	{
+		bool user_only[c->rec->nevents ? c->rec->nevents : 1];
+
+		for (size_t i = 0; i < c->rec->nevents; i++)
+			user_only[i] = c->rec->attrs[i].exclude_kernel &&
+				       !o->events.events[i].attr.exclude_kernel;
+		cli_user_only(&o->events, user_only);
+	}
 	if (c->rec->freq_asked)
 		cli_warn("maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
 			 "(raise kernel.perf_event_max_sample_rate to sample faster)",
@@ -566,6 +550,10 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	r = declare_events(c);
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
+	/* Before the first record: a stream can't add it later. */
+	if (r == 0 && c->of.stream &&
+	    sonde_record_tracing_data(c->w, c->rec, cli_roots(c->cli)->tracefs) < 0)
+		cli_warn("the event formats could not be read: tracepoint fields won't decode");
 	if (r == 0)
 		r = sonde_capture_synthesize(&c->cap, writer_emit, c->w);
 	if (r == 0 && c->cap.kernel_map_hidden)
@@ -581,6 +569,7 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		ret = 127;
 		goto out;
 	}
+	c->captured = true;
 	c->status = c->cap.status;
 	c->interrupted = c->cap.end == SONDE_CAPTURE_SIGNALED;
 	if (c->cap.end == SONDE_CAPTURE_SINK_ERROR)
@@ -653,7 +642,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		.output = "perf.data",
 		.kallsyms = -1,
 	};
-	struct capture c = {.o = &o, .cli = cli, .status = -1};
+	struct capture c = {.o = &o, .cli = cli, .status = -1, .of = {.fd = -1}};
 	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -681,8 +670,9 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		if (c.rec && ret == EXIT_OK)
 			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
 						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
-		if (c.rec && ret == EXIT_OK && !c.write_err) {
-			int b = sonde_record_build_ids(c.w, o.output, "/sys");
+		/* The pass re-reads the file: a stream has no build-id table (as perf's). */
+		if (c.rec && ret == EXIT_OK && !c.write_err && !c.of.stream) {
+			int b = sonde_record_build_ids(c.w, c.of.tmp ? c.of.tmp : o.output, "/sys");
 
 			if (b < 0 && !r)
 				r = b;
@@ -701,6 +691,15 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		} else if (c.write_err) {
 			ret = EXIT_FAIL;
 		}
+		c.w = NULL;
+	}
+	if (c.captured) {
+		if (sonde_outfile_commit(&c.of, &err) < 0) {
+			cli_error("%s", err.text);
+			ret = EXIT_FAIL;
+		}
+	} else {
+		sonde_outfile_abort(&c.of);
 	}
 	if (ret == EXIT_OK && o.argv)
 		ret = workload_exit_code(c.status);

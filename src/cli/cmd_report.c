@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <sonde/annotate.h>
+#include <sonde/idlist.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
@@ -38,18 +39,25 @@ static const char usage[] =
     "      --percent-limit P   hide rows below P%% overhead\n"
     "      --callchain-limit P hide call-graph branches below P%% (default 0.5)\n"
     "  -n, --show-nr-samples   a samples column per event\n"
-    "      --sort-event N|NAME order rows by this event (several events side by side)\n"
+    "      --group             all events side by side in one table (default: one section\n"
+    "                          per event that has samples, as perf report)\n"
+    "      --no-group          one section per event\n"
+    "      --sort-event N|NAME with --group: order rows by this event; without: show only\n"
+    "                          this event's section\n"
     "      --comm LIST         only these commands\n"
     "      --pid LIST          only these processes\n"
     "  -d, --dso LIST          only samples in these objects (with -s sym: one image's symbols)\n"
     "  -k, --vmlinux FILE      kernel image with symbols\n"
     "      --symfs DIR         look up the capture's paths under DIR (a target's root, a sysroot)\n"
     "      --debug-dir DIR     separate debug files (DIR/.build-id/xx/rest.debug), repeatable\n"
+    "      --buildid-dir DIR   perf's build-id cache (default ~/.debug)\n"
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
-    "      --inline            inlined functions as frames of the call graphs\n"
-    "      --no-inline         not (the default, as perf report shows them)\n"
+    "      --inline            inlined functions as frames of every call-graph frame\n"
+    "                          (default: of the frames DWARF unwinding found, as perf)\n"
+    "      --no-inline         no inlined frames\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n"
@@ -66,33 +74,12 @@ struct report_cli {
 	const char *sort;
 	const char *sort_event;
 	double percent_limit, callchain_limit;
-	bool show_samples;
+	bool show_samples, group;
 	struct sonde_strlist comms, dsos, debug_dirs, images;
 	uint32_t *pids;
 	size_t npids;
 	struct sonde_report_opts ro;
 };
-
-static int add_pids(struct report_cli *c, const char *arg)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long v = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ','))
-			return cli_usage_error("report", "--pid takes a list of numbers, not '%s'",
-					       arg);
-		if (!(p = realloc(c->pids, (c->npids + 1) * sizeof(*p))))
-			return -ENOMEM;
-		c->pids = p;
-		c->pids[c->npids++] = (uint32_t)v;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 static int parse(int argc, char **argv, struct report_cli *c)
 {
@@ -110,11 +97,16 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_PID,
 		OPT_SYMFS,
 		OPT_DEBUG_DIR,
+		OPT_BUILDID_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 		OPT_NO_INLINE,
-		OPT_INLINE
+		OPT_INLINE,
+		OPT_GROUP,
+		OPT_NO_GROUP
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -130,15 +122,20 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"callchain-limit", required_argument, NULL, OPT_CLIMIT},
 	    {"show-nr-samples", no_argument, NULL, 'n'},
 	    {"sort-event", required_argument, NULL, OPT_SORT_EVENT},
+	    {"group", no_argument, NULL, OPT_GROUP},
+	    {"no-group", no_argument, NULL, OPT_NO_GROUP},
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"dso", required_argument, NULL, 'd'},
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -208,11 +205,16 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		case OPT_SORT_EVENT:
 			c->sort_event = optarg;
 			break;
+		case OPT_GROUP:
+		case OPT_NO_GROUP:
+			c->group = o == OPT_GROUP;
+			break;
 		case OPT_COMM:
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_pids(c, optarg);
+			r = cli_ids_u32("report", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case 'd':
 			r = cli_add_list(&c->dsos, optarg);
@@ -222,6 +224,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
 			break;
 		case OPT_DEBUG_DIR:
 			r = sonde_strlist_add(&c->debug_dirs, optarg);
@@ -238,11 +243,15 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
 			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			break;
 		case OPT_NO_INLINE:
-			c->ro.inline_frames = false;
+			c->ro.inline_frames = -1;
 			break;
 		case OPT_INLINE:
-			c->ro.inline_frames = true;
+			c->ro.inline_frames = 1;
 			break;
 		case 'v':
 			c->verbose = true;
@@ -280,13 +289,25 @@ static void warn_capture(const struct report_cli *c, const struct sonde_report *
 		cli_warn("%s: %s; reporting what was read", c->input,
 			 sonde_pd_reader_errmsg(r)[0] ? sonde_pd_reader_errmsg(r)
 						      : "the recorder did not finish the file");
-	if (rep->lost || rep->lost_samples)
+	/*
+	 * perf's accounting: LOST_SAMPLES records give the samples lost (the
+	 * report's "Total Lost Samples"); LOST records count the same losses
+	 * again, per ring, so they only speak for files without the former.
+	 */
+	if (rep->lost_samples)
 		cli_warn("%llu samples were lost during the capture (the report undercounts)",
-			 (unsigned long long)(rep->lost + rep->lost_samples));
+			 (unsigned long long)rep->lost_samples);
+	else if (rep->lost)
+		cli_warn("%llu events were lost in %llu chunks during the capture (the report "
+			 "undercounts)",
+			 (unsigned long long)rep->lost, (unsigned long long)rep->lost_chunks);
+	if (!rep->walk.samples)
+		cli_warn("%s has no samples", c->input);
 	if (rep->throttled)
 		cli_warn("the kernel throttled sampling %llu times (lower -F or raise "
 			 "kernel.perf_event_max_sample_rate)",
 			 (unsigned long long)rep->throttled);
+	cli_warn_objects(rep);
 	if (rep->walk.undecodable)
 		cli_warn("%llu records could not be decoded and were skipped",
 			 (unsigned long long)rep->walk.undecodable);
@@ -378,6 +399,7 @@ static int run(struct report_cli *c)
 	c->ro.ndsos = c->dsos.n;
 	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {
@@ -413,7 +435,10 @@ static int run(struct report_cli *c)
 	if (ret == 0) {
 		po.percent_limit = c->percent_limit;
 		po.callchains = c->ro.callchains;
-		po.show_samples = c->show_samples || rep->nevents > 1;
+		po.group = c->group;
+		po.one_event = c->sort_event && !c->group;
+		/* Side by side, a samples column per event tells the events apart. */
+		po.show_samples = c->show_samples || (c->group && rep->nevents > 1);
 		po.file = c->input;
 		if (c->html) {
 			abo.arch = sonde_pd_reader_features(r)->arch;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <sonde/cpulist.h>
+#include <sonde/idlist.h>
 #include <sonde/iostat.h>
 #include <sonde/perf_data.h>
 #include <sonde/report.h>
@@ -45,6 +46,8 @@ static const char usage[] =
     "      --io             per process: read and write calls, bytes, failed calls\n"
     "  -k, --vmlinux FILE   kernel image with symbols\n"
     "      --symfs DIR      look up the capture's paths under DIR\n"
+    "      --no-demangle    C++ and Rust names as in the symbol table (mangled)\n"
+    "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
     "  -q, --quiet          no warnings\n"
     "  -h, --help           this help\n";
 
@@ -76,27 +79,6 @@ struct script_cli {
 	size_t npc, pccap;
 	int err;
 };
-
-static int add_nums(const char *opt, const char *arg, uint32_t **v, size_t *n)
-{
-	char *end;
-
-	for (;;) {
-		unsigned long x = strtoul(arg, &end, 10);
-		uint32_t *p;
-
-		if (end == arg || (*end && *end != ','))
-			return cli_usage_error("script", "%s takes a list of numbers, not '%s'",
-					       opt, arg);
-		if (!(p = realloc(*v, (*n + 1) * sizeof(*p))))
-			return -ENOMEM;
-		*v = p;
-		(*v)[(*n)++] = (uint32_t)x;
-		if (!*end)
-			return 0;
-		arg = end + 1;
-	}
-}
 
 /* "12.5" -> ns, exactly (no floating point). */
 static int parse_secs(const char *s, size_t len, uint64_t *ns)
@@ -147,7 +129,10 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_JSON,
 		OPT_SUMMARY,
 		OPT_IO,
-		OPT_SYMFS
+		OPT_SYMFS,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
+		OPT_BUILDID_DIR
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -163,6 +148,9 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"io", no_argument, NULL, OPT_IO},
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -188,10 +176,12 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			r = cli_add_list(&c->comms, optarg);
 			break;
 		case OPT_PID:
-			r = add_nums("--pid", optarg, &c->pids, &c->npids);
+			r = cli_ids_u32("script", "--pid", optarg, &sonde_idkind_sample_pid,
+					&c->pids, &c->npids);
 			break;
 		case OPT_TID:
-			r = add_nums("--tid", optarg, &c->tids, &c->ntids);
+			r = cli_ids_u32("script", "--tid", optarg, &sonde_idkind_sample_tid,
+					&c->tids, &c->ntids);
 			break;
 		case 'C':
 			sonde_cpulist_fini(&c->cpus);
@@ -219,6 +209,13 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			break;
+		case OPT_BUILDID_DIR:
+			c->ro.sym.buildid_dir = optarg;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -395,7 +392,8 @@ static int setup_pass(struct script_cli *c, struct sonde_pd_reader *r)
 		if (len > c->pr.name_width)
 			c->pr.name_width = len;
 	}
-	if (!any)
+	/* A capture without events (a pipe that ended at once) shows nothing, as perf does. */
+	if (!any && c->events.n)
 		return cli_usage_error("script", "--event: the capture has none of these events");
 	return 0;
 }
@@ -445,6 +443,7 @@ static int run(struct script_cli *c)
 	c->ro.on_sample = on_sample;
 	c->ro.sample_ctx = c;
 	c->ro.no_profile = true;
+	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.nkeys = 1;
 	c->ro.keys[0] = SONDE_SORT_SYM;
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
@@ -460,6 +459,8 @@ static int run(struct script_cli *c)
 	if (!c->quiet && (rep->lost || rep->lost_samples))
 		cli_warn("%llu samples were lost during the capture",
 			 (unsigned long long)(rep->lost + rep->lost_samples));
+	if (!c->quiet)
+		cli_warn_objects(rep);
 	if (c->mode == MODE_SUMMARY)
 		print_summary(c, rep);
 	else if (c->mode == MODE_IO)

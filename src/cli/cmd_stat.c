@@ -26,6 +26,7 @@
 
 #include <sonde/counters.h>
 #include <sonde/doctor.h>
+#include <sonde/idlist.h>
 #include <sonde/workload.h>
 
 #include "cli.h"
@@ -86,35 +87,6 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int parse_ids(const char *cmd, const char *arg, pid_t **out, size_t *n)
-{
-	char *copy = strdup(arg), *save = NULL;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		pid_t *nv;
-
-		if (*end || v <= 0) {
-			int r = cli_usage_error(cmd, "'%s' is not a process or thread id", tok);
-
-			free(copy);
-			return r;
-		}
-		nv = realloc(*out, (*n + 1) * sizeof(**out));
-		if (!nv) {
-			free(copy);
-			return -ENOMEM;
-		}
-		*out = nv;
-		(*out)[(*n)++] = (pid_t)v;
-	}
-	free(copy);
-	return 0;
 }
 
 /* Waits for the end of one run: the workload's or the targets' exit, a
@@ -323,6 +295,13 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		sonde_workload_abort(&wl);
 		goto out;
 	}
+	{
+		bool user_only[cs.n ? cs.n : 1];
+
+		for (size_t i = 0; i < cs.n; i++)
+			user_only[i] = cs.c[i].user_only;
+		cli_user_only(&o->events, user_only);
+	}
 	for (size_t i = 0; i < cs.n; i++)
 		rows[i].ev = cs.c[i].ev;
 	prev = calloc(cs.n ? cs.n : 1, sizeof(*prev));
@@ -493,11 +472,13 @@ static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli 
 			}
 			break;
 		case 'p':
-			if ((r = parse_ids("stat", optarg, &o->pids, &o->npids)) != 0)
+			if ((r = cli_ids("stat", "-p", optarg, &sonde_idkind_pid, &o->pids,
+					 &o->npids)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
 		case 't':
-			if ((r = parse_ids("stat", optarg, &o->tids, &o->ntids)) != 0)
+			if ((r = cli_ids("stat", "-t", optarg, &sonde_idkind_tid, &o->tids,
+					 &o->ntids)) != 0)
 				return r < 0 ? EXIT_FAIL : r;
 			break;
 		case 'a':

@@ -29,12 +29,15 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sonde/cpulist.h>
 #include <sonde/doctor.h>
 #include <sonde/fileio.h>
 #include <sonde/ftrace.h>
+#include <sonde/idlist.h>
+#include <sonde/signals.h>
 #include <sonde/strlist.h>
 #include <sonde/tracefs.h>
 #include <sonde/workload.h>
@@ -103,34 +106,6 @@ static int add_event(struct trace_opts *o, const char *glob)
 	return 0;
 }
 
-static int add_pids(struct trace_opts *o, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-		pid_t *nv;
-
-		if (*end || v <= 0 || v > INT_MAX) {
-			r = cli_usage_error("trace", "'%s' is not a process id", tok);
-			break;
-		}
-		nv = realloc(o->pids, (o->npids + 1) * sizeof(*nv));
-		if (!nv) {
-			r = -ENOMEM;
-			break;
-		}
-		o->pids = nv;
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	free(copy);
-	return r;
-}
-
 static void opts_fini(struct trace_opts *o)
 {
 	sonde_strlist_fini(&o->functions);
@@ -191,7 +166,7 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 			o->events[o->nevents - 1].filter = optarg;
 			break;
 		case 'P':
-			r = add_pids(o, optarg);
+			r = cli_ids("trace", "-P", optarg, &sonde_idkind_pid, &o->pids, &o->npids);
 			break;
 		case 'b': {
 			char *end;
@@ -349,16 +324,27 @@ struct run {
 	int status;  /* the workload's wait status, -1 if none */
 	int pipe_fd; /* live: trace_pipe */
 	bool interrupted;
+	int stop_sig; /* the signal that interrupted, forwarded to the workload */
 	uint64_t live_lines;
 };
 
-/* Copies what trace_pipe has to stdout.  Return: bytes, 0 when empty, or -errno. */
-static long pump(struct run *t)
+/*
+ * A stop request must be seen whatever the event rate: the loop copies at
+ * most this much per wake-up before it looks at signals again, the
+ * workload gets this long to exit after the signal before SIGKILL, and the
+ * final drain of the live pipe (tracing already off) stops after this long.
+ */
+#define PUMP_BUDGET (1 << 20)
+#define WORKLOAD_GRACE_MS 3000
+#define DRAIN_SECONDS 5
+
+/* Copies up to @budget bytes of trace_pipe to stdout.  Return: bytes, 0 when empty, or -errno. */
+static long pump(struct run *t, long budget)
 {
 	char buf[65536];
 	long total = 0;
 
-	for (;;) {
+	while (total < budget) {
 		ssize_t n = read(t->pipe_fd, buf, sizeof(buf));
 
 		if (n < 0 && errno == EINTR)
@@ -375,6 +361,28 @@ static long pump(struct run *t)
 		if ((size_t)n < sizeof(buf))
 			return total;
 	}
+	return total;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Tracing is off: what is left is finite, but stdout may be slow; bounded anyway. */
+static void drain_live(struct run *t)
+{
+	double end = now_seconds() + DRAIN_SECONDS;
+
+	while (pump(t, PUMP_BUDGET) > 0)
+		if (now_seconds() > end) {
+			cli_warn("stopped printing the rest of the buffer after %d s",
+				 DRAIN_SECONDS);
+			break;
+		}
 }
 
 /* Whether every -P process has exited. */
@@ -410,12 +418,11 @@ static void loop(struct run *t, const sigset_t *waitmask)
 		int pr;
 
 		if (stop_signal) {
+			/* The workload gets the signal in the teardown, after tracing off. */
 			t->interrupted = true;
-			if (t->wl.pid > 0)
-				kill(t->wl.pid, stop_signal);
+			t->stop_sig = stop_signal;
 			stop_signal = 0;
-			if (t->wl.pid <= 0)
-				break;
+			break;
 		}
 		if (t->wl.pid > 0 && (child_exited || (pid_slot >= 0 && pfd[pid_slot].revents))) {
 			int status;
@@ -434,7 +441,9 @@ static void loop(struct run *t, const sigset_t *waitmask)
 		pr = ppoll(pfd, n, &tick, waitmask);
 		if (pr < 0 && errno != EINTR)
 			break;
-		if (pipe_slot >= 0 && pfd[pipe_slot].revents && pump(t) < 0)
+		if (pr > 0)
+			sonde_signals_deliver(waitmask);
+		if (pipe_slot >= 0 && pfd[pipe_slot].revents && pump(t, PUMP_BUDGET) < 0)
 			break;
 	}
 	if (pidfd >= 0)
@@ -730,22 +739,21 @@ static int run_trace(struct run *t)
 	loop(t, &waitmask);
 	ret = EXIT_OK;
 teardown:
-	if (t->wl.pid > 0) {
-		/* Stopped early (a signal, an error): the workload got the signal; reap it. */
-		int status;
-
-		if (!t->interrupted)
-			kill(t->wl.pid, SIGTERM);
-		if (waitpid(t->wl.pid, &status, 0) == t->wl.pid)
-			t->status = status;
-		t->wl.pid = -1;
-	}
+	/* Tracing off first: from here on what the buffers hold is finite. */
 	if (t->ft)
 		sonde_ftrace_stop(t->ft);
+	if (t->wl.pid > 0) {
+		/* Stopped early (a signal, an error): pass the signal on, reap within a bound. */
+		int sig = t->interrupted ? t->stop_sig : SIGTERM;
+		bool killed;
+
+		t->status = sonde_workload_end(&t->wl, sig, WORKLOAD_GRACE_MS, &killed);
+		if (killed)
+			cli_warn("%s did not exit within %d s of %s: killed", o->argv[0],
+				 WORKLOAD_GRACE_MS / 1000, strsignal(sig));
+	}
 	if (t->pipe_fd >= 0) {
-		/* Tracing is off: what is left is finite. */
-		while (pump(t) > 0)
-			;
+		drain_live(t);
 		close(t->pipe_fd);
 		t->pipe_fd = -1;
 	}
@@ -848,6 +856,13 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 		opts_fini(&o);
 		return ret;
 	}
+	/* As stat -p does: a pid that names no process is an error, not an empty trace. */
+	for (size_t i = 0; i < o.npids; i++)
+		if (kill(o.pids[i], 0) < 0 && errno == ESRCH) {
+			cli_error("no process with pid %d", (int)o.pids[i]);
+			opts_fini(&o);
+			return EXIT_FAIL;
+		}
 	t.o = &o;
 	t.cli = cli;
 	t.status = -1;

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include <sonde/agent.h>
+#include <sonde/cpulist.h>
+#include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
 
@@ -153,20 +155,20 @@ static int check_against_hello(const struct sonde_agent_client *c,
 		free(copy);
 	}
 	if (req->cpu_list[0]) {
-		const char *p = req->cpu_list;
+		struct sonde_cpulist cpus;
+		int last;
 
-		while (*p) {
-			char *end;
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (v >= h->ncpus_conf) {
-				cli_error("CPU %lu is not on the target: it has %u CPUs", v,
-					  h->ncpus_conf);
-				return EXIT_USAGE;
-			}
-			p = *end ? end + 1 : end;
+		if (sonde_cpulist_parse(req->cpu_list, &cpus) < 0) {
+			cli_error("bad CPU list '%s'", req->cpu_list);
+			return EXIT_USAGE;
+		}
+		/* Ascending: the last one is the largest. */
+		last = cpus.cpus[cpus.n - 1];
+		sonde_cpulist_fini(&cpus);
+		if ((unsigned)last >= h->ncpus_conf) {
+			cli_error("CPU %d is not on the target: it has %u CPUs", last,
+				  h->ncpus_conf);
+			return EXIT_USAGE;
 		}
 	}
 	return 0;
@@ -180,18 +182,6 @@ static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name
 					   : SONDE_AGENT_BID_FILE;
 
 	return sonde_agent_client_build_id(ctx, k, name, pid, id);
-}
-
-static void keep_old(const char *path)
-{
-	char old[4096];
-	struct stat st;
-
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
-		return;
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old) < 0)
-		cli_warn("can't keep %s as %s: %s", path, old, strerror(errno));
 }
 
 static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *w,
@@ -218,7 +208,9 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 {
 	struct sonde_agent_client c;
 	struct sonde_pd_writer *w = NULL;
+	struct sonde_outfile of = {.fd = -1};
 	struct sonde_errmsg err = {{0}};
+	bool keep = false; /* something arrived: the file replaces the old one */
 	struct sigaction sa, old_int, old_term, old_pipe;
 	int ret = EXIT_FAIL, r;
 
@@ -227,8 +219,10 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 	if ((ret = check_against_hello(&c, req, target)) != 0)
 		goto out;
 	ret = EXIT_FAIL;
-	keep_old(output);
-	if (sonde_pd_writer_open(&w, output, &err) < 0) {
+	/* Written beside the target and renamed at the end, so a capture
+	 * that fails on the target leaves the previous file alone. */
+	if (sonde_outfile_open(&of, output, 0600, SONDE_OUTFILE_KEEP_OLD, &err) < 0 ||
+	    sonde_pd_writer_open_fd(&w, of.fd, &err) < 0) {
 		cli_error("%s", err.text);
 		goto out;
 	}
@@ -252,6 +246,7 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 		if (!c.received)
 			goto out;
 	}
+	keep = true;
 	if (c.events.freq_asked)
 		cli_warn("the target caps the sampling rate at %llu Hz: throttled from %llu Hz",
 			 (unsigned long long)c.events.max_freq,
@@ -266,7 +261,7 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP ||
 		    c.end.reason == SONDE_AGENT_END_ERROR)
 			cli_warn("the capture ended early on the target: %s", c.end.message);
-		r = sonde_record_build_ids_from(w, output, &src);
+		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
 		if (r < 0)
 			cli_warn("build ids: %s", strerror(-r));
 		summary(&c, w, target, output);
@@ -282,6 +277,12 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 out:
 	if (w && sonde_pd_writer_close(w, &err) < 0) {
 		cli_error("closing %s: %s", output, err.text);
+		ret = EXIT_FAIL;
+	}
+	if (!keep) {
+		sonde_outfile_abort(&of);
+	} else if (sonde_outfile_commit(&of, &err) < 0) {
+		cli_error("%s", err.text);
 		ret = EXIT_FAIL;
 	}
 	sonde_agent_client_close(&c);

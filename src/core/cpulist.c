@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include <sonde/fileio.h>
-
-#define CPU_MAX 8192
+#include <sonde/idlist.h>
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -22,51 +21,15 @@ static int cmp_int(const void *a, const void *b)
 
 int sonde_cpulist_parse(const char *text, struct sonde_cpulist *out)
 {
-	size_t cap = 16, n = 0;
-	int *v = malloc(cap * sizeof(*v));
-	const char *p = text;
+	struct sonde_errmsg err;
+	size_t n = 0;
+	int *v = NULL;
+	int r = sonde_idlist_add(text, &sonde_idkind_cpu, &v, &n, &err);
 
-	if (!v)
-		return -ENOMEM;
-	while (*p) {
-		char *end;
-		long lo, hi;
-
-		if (!isdigit((unsigned char)*p))
-			goto bad;
-		lo = strtol(p, &end, 10);
-		hi = lo;
-		if (*end == '-') {
-			p = end + 1;
-			if (!isdigit((unsigned char)*p))
-				goto bad;
-			hi = strtol(p, &end, 10);
-		}
-		if (lo < 0 || hi < lo || hi >= CPU_MAX)
-			goto bad;
-		for (long c = lo; c <= hi; c++) {
-			if (n == cap) {
-				int *nv = realloc(v, cap * 2 * sizeof(*v));
-
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap *= 2;
-			}
-			v[n++] = (int)c;
-		}
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			goto bad;
-		else if (*p == '\n')
-			break;
+	if (r < 0) {
+		free(v);
+		return r == -ENOMEM ? r : -EINVAL;
 	}
-	if (!n)
-		goto bad;
 	qsort(v, n, sizeof(*v), cmp_int);
 	out->n = 0;
 	for (size_t i = 0; i < n; i++)
@@ -74,9 +37,6 @@ int sonde_cpulist_parse(const char *text, struct sonde_cpulist *out)
 			v[out->n++] = v[i];
 	out->cpus = v;
 	return 0;
-bad:
-	free(v);
-	return -EINVAL;
 }
 
 int sonde_cpulist_online(const char *sysfs, struct sonde_cpulist *out)

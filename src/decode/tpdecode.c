@@ -96,6 +96,8 @@ static int get_str(struct cur *c, size_t max, const char *what, const char **s)
 	size_t left = c->len - c->off;
 	const uint8_t *nul = memchr(c->p + c->off, '\0', left < max ? left : max);
 
+	/* Set on every path: at -O3 gcc cannot see that an error return is never 0. */
+	*s = NULL;
 	if (!nul)
 		return sonde_errmsg_set(c->err, SONDE_E_FORMAT,
 					"tracing data: %s at offset %zu is not a string", what,

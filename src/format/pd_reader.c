@@ -17,8 +17,10 @@
  * TRUNCATED, keeping everything read so far.  A header with data size 0
  * (a recorder killed before its first flush) is read to the end of file.
  *
- * Pipe mode (16-byte header) has no sections: attrs arrive as HEADER_ATTR
- * records and are added as they are met.  Some perf records carry bytes
+ * Pipe mode (16-byte header) has no sections: attrs, names, features and
+ * tracing data arrive as records before the first kernel record; pd_pipe.c
+ * takes them at open (reading a stream ahead and replaying it), so a pipe
+ * opens with what a file has.  Later HEADER_ATTR records are added as met.  Some perf records carry bytes
  * past their size (AUXTRACE data, pipe-mode tracing data): they are lent
  * as rec->extra and skipped.
  */
@@ -36,63 +38,10 @@
 #include <unistd.h>
 
 #include "pd_le.h"
+#include "pd_reader_internal.h"
 #include "pd_zstd.h"
 
-#define STREAM_MAX (1u << 30)	/* largest record + extra taken from a pipe */
-#define UNPACK_MAX (256u << 20) /* decompressed bytes held at once */
-
-struct idmap {
-	uint64_t id;
-	const struct sonde_pd_attr *attr;
-};
-
-struct sonde_pd_reader {
-	/* source: memory (mapped or lent) or a stream */
-	const uint8_t *base;
-	size_t len;
-	void *map;
-	size_t map_len;
-	int fd;
-	bool own_fd;
-	bool stream;
-	bool pipe;
-	struct sonde_errmsg msg;
-	struct sonde_pd_file_header hdr;
-
-	struct sonde_pd_attr **attrs; /* each allocated, so pointers stay valid */
-	size_t nr_attrs;
-	struct idmap *ids;
-	size_t nr_ids;
-	int sample_id_pos; /* u64 index of the id in a sample body, -1 if none */
-
-	struct sonde_pd_section feat_sec[SONDE_PD_FEAT_BITS];
-	bool feat_present[SONDE_PD_FEAT_BITS];
-	struct sonde_pd_features feat;
-	const char **argv;
-	struct sonde_pd_build_id *bids;
-	const char **topo;
-
-	/* iteration */
-	uint64_t data_start, data_end, pos;
-	uint64_t forgotten;  /* data bytes before this were handed back (madvise) */
-	bool truncated_file; /* the declared data end lies past the end of file */
-	enum sonde_pd_tail tail;
-	int err;	  /* sticky iteration error */
-	uint8_t *scratch; /* aligned copy of an unaligned record */
-	uint8_t *sbuf;	  /* stream mode: the current record */
-	size_t scap, slen;
-	bool seof;
-	/* records unpacked from COMPRESSED ones: zbuf[zpos, zlen) */
-	struct pd_zdecomp *zd;
-	uint8_t *zbuf;
-	size_t zlen, zcap, zpos;
-	uint64_t zoff; /* offset of the COMPRESSED record they came from */
-};
-
-static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
+int pd_reader_setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -132,7 +81,7 @@ static int index_ids(struct sonde_pd_reader *r)
 		n += r->attrs[i]->nr_ids;
 	m = calloc(n ? n : 1, sizeof(*m));
 	if (!m)
-		return setmsg(r, -ENOMEM, "out of memory");
+		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < r->nr_attrs; i++)
 		for (size_t j = 0; j < r->attrs[i]->nr_ids; j++) {
 			m[k].id = r->attrs[i]->ids[j];
@@ -159,6 +108,8 @@ const struct sonde_pd_attr *sonde_pd_reader_find_id(const struct sonde_pd_reader
 {
 	struct idmap key = {id, NULL}, *hit;
 
+	if (!r->nr_ids)
+		return NULL;
 	hit = bsearch(&key, r->ids, r->nr_ids, sizeof(key), idmap_cmp);
 	return hit ? hit->attr : NULL;
 }
@@ -175,11 +126,11 @@ static int add_attr(struct sonde_pd_reader *r, const uint8_t *a, size_t fsz, con
 
 	v = realloc(r->attrs, (r->nr_attrs + 1) * sizeof(*v));
 	if (!v)
-		return setmsg(r, -ENOMEM, "out of memory");
+		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	r->attrs = v;
 	e = calloc(1, sizeof(*e) + nr_ids * sizeof(uint64_t));
 	if (!e)
-		return setmsg(r, -ENOMEM, "out of memory");
+		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	memcpy(&e->attr, a, fsz < sizeof(e->attr) ? fsz : sizeof(e->attr));
 	e->file_size = (uint32_t)fsz;
 	e->attr.size = sizeof(e->attr);
@@ -200,10 +151,10 @@ static int read_attrs(struct sonde_pd_reader *r)
 	if (h->attrs.size == 0)
 		return 0;
 	if (stride < PERF_ATTR_SIZE_VER0 + sizeof(struct sonde_pd_section) || stride > 4096)
-		return setmsg(r, SONDE_E_FORMAT, "header: attr size %" PRIu64 " is invalid",
+		return pd_reader_setmsg(r, SONDE_E_FORMAT, "header: attr size %" PRIu64 " is invalid",
 			      stride);
 	if (!inside(h->attrs.offset, h->attrs.size, r->len))
-		return setmsg(r, SONDE_E_TRUNCATED,
+		return pd_reader_setmsg(r, SONDE_E_TRUNCATED,
 			      "attrs section at 0x%" PRIx64 " (%" PRIu64
 			      " bytes) runs past the end of file (%zu bytes)",
 			      h->attrs.offset, h->attrs.size, r->len);
@@ -218,14 +169,14 @@ static int read_attrs(struct sonde_pd_reader *r)
 		if (fsz == 0)
 			fsz = PERF_ATTR_SIZE_VER0;
 		if (fsz < PERF_ATTR_SIZE_VER0 || fsz > stride - sizeof(struct sonde_pd_section))
-			return setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "attr %" PRIu64 " at offset 0x%" PRIx64
 				      ": size %u does not fit the attr stride %" PRIu64,
 				      i, off, fsz, stride);
 		ioff = pd_get64(a + fsz);
 		isz = pd_get64(a + fsz + 8);
 		if (isz % 8 || !inside(ioff, isz, r->len))
-			return setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "attr %" PRIu64 " at offset 0x%" PRIx64 ": ids at 0x%" PRIx64
 				      " (%" PRIu64 " bytes) outside the file",
 				      i, off, ioff, isz);
@@ -325,12 +276,12 @@ static int parse_build_ids(struct sonde_pd_reader *r, const uint8_t *p, uint64_t
 
 			if (size - off < 36 || (esz = pd_get16(p + off + 6)) < 36 ||
 			    esz > size - off)
-				return setmsg(r, SONDE_E_FORMAT,
+				return pd_reader_setmsg(r, SONDE_E_FORMAT,
 					      "build id entry at offset 0x%" PRIx64
 					      " of the BUILD_ID feature: bad size",
 					      off);
 			if (!memchr(p + off + 36, 0, esz - 36))
-				return setmsg(r, SONDE_E_FORMAT,
+				return pd_reader_setmsg(r, SONDE_E_FORMAT,
 					      "build id entry at offset 0x%" PRIx64
 					      ": file name not terminated",
 					      off);
@@ -350,7 +301,7 @@ static int parse_build_ids(struct sonde_pd_reader *r, const uint8_t *p, uint64_t
 			off += esz;
 		}
 		if (pass == 0 && !(r->bids = calloc(n ? n : 1, sizeof(*r->bids))))
-			return setmsg(r, -ENOMEM, "out of memory");
+			return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	}
 	r->feat.build_ids = r->bids;
 	r->feat.nr_build_ids = n;
@@ -388,9 +339,9 @@ static int parse_event_desc(struct sonde_pd_reader *r, struct fcur *c)
 	return c->bad ? -1 : 0;
 }
 
-static int parse_feature(struct sonde_pd_reader *r, unsigned bit)
+int pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit)
 {
-	const uint8_t *p = r->base + r->feat_sec[bit].offset;
+	const uint8_t *p = r->feat_ptr[bit];
 	uint64_t size = r->feat_sec[bit].size;
 	struct fcur c = {p, p + size, false};
 	struct sonde_pd_features *f = &r->feat;
@@ -432,7 +383,7 @@ static int parse_feature(struct sonde_pd_reader *r, unsigned bit)
 	case SONDE_PD_FEAT_CMDLINE:
 		r->argv = fstrlist(&c, &n);
 		if (!r->argv && !c.bad)
-			return setmsg(r, -ENOMEM, "out of memory");
+			return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 		f->cmdline_argv = r->argv;
 		f->cmdline_argc = r->argv ? n : 0;
 		break;
@@ -467,7 +418,7 @@ static int parse_feature(struct sonde_pd_reader *r, unsigned bit)
 		free(cores);
 		free(threads);
 		if (!r->topo)
-			return setmsg(r, -ENOMEM, "out of memory");
+			return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 		break;
 	}
 	case SONDE_PD_FEAT_SAMPLE_TIME:
@@ -491,7 +442,7 @@ static int parse_feature(struct sonde_pd_reader *r, unsigned bit)
 		return 0; /* kept as raw bytes */
 	}
 	if (c.bad)
-		return setmsg(r, SONDE_E_FORMAT,
+		return pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "feature %u at offset 0x%" PRIx64 " (%" PRIu64 " bytes) is malformed",
 			      bit, r->feat_sec[bit].offset, size);
 	return 0;
@@ -522,17 +473,18 @@ static int read_features(struct sonde_pd_reader *r)
 		if (!inside(r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len)) {
 			/* A cut file: keep the data and the features that are whole. */
 			r->feat.truncated = true;
-			setmsg(r, 0,
+			pd_reader_setmsg(r, 0,
 			       "feature %u: section at 0x%" PRIx64 " (%" PRIu64
 			       " bytes) runs past the end of file (%zu bytes); dropped",
 			       bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
 			continue;
 		}
 		r->feat_present[bit] = true;
+		r->feat_ptr[bit] = r->base + r->feat_sec[bit].offset;
 	}
 	/* In bit order, as perf does: NRCPUS comes before CPU_TOPOLOGY. */
 	for (unsigned bit = 0; bit < SONDE_PD_FEAT_BITS; bit++)
-		if (r->feat_present[bit] && (err = parse_feature(r, bit)))
+		if (r->feat_present[bit] && (err = pd_reader_parse_feature(r, bit)))
 			return err;
 	return 0;
 }
@@ -546,17 +498,17 @@ static int read_header(struct sonde_pd_reader *r)
 	uint64_t magic;
 
 	if (r->len < 16)
-		return setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header",
+		return pd_reader_setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header",
 			      r->len);
 	magic = pd_get64(b);
 	if (magic == __builtin_bswap64(SONDE_PD_MAGIC))
-		return setmsg(r, SONDE_E_NOT_SUPPORTED,
+		return pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "byte-swapped (other-endian) perf.data is not supported");
 	if (memcmp(b, "PERFFILE", 8) == 0)
-		return setmsg(r, SONDE_E_NOT_SUPPORTED,
+		return pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "old (PERFFILE) perf.data is not supported");
 	if (magic != SONDE_PD_MAGIC)
-		return setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
+		return pd_reader_setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
 	h->magic = magic;
 	h->size = pd_get64(b + 8);
 	if (h->size == 16) {
@@ -567,13 +519,13 @@ static int read_header(struct sonde_pd_reader *r)
 	}
 	/* perf also takes the header from before the feature bitmap (72 bytes) */
 	if (h->size != sizeof(*h) && h->size != offsetof(struct sonde_pd_file_header, features))
-		return setmsg(r, SONDE_E_FORMAT, "header: size %" PRIu64 " is not 104 or 16",
+		return pd_reader_setmsg(r, SONDE_E_FORMAT, "header: size %" PRIu64 " is not 104 or 16",
 			      h->size);
 	if (r->stream)
-		return setmsg(r, SONDE_E_NOT_SUPPORTED,
+		return pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "a file-mode perf.data can't be read from a pipe");
 	if (r->len < h->size)
-		return setmsg(r, SONDE_E_TRUNCATED,
+		return pd_reader_setmsg(r, SONDE_E_TRUNCATED,
 			      "%zu bytes: too small for the %" PRIu64 "-byte perf.data header",
 			      r->len, h->size);
 	h->attr_size = pd_get64(b + 16);
@@ -588,7 +540,7 @@ static int read_header(struct sonde_pd_reader *r)
 	h->features[0] &= ~1ull; /* HEADER_RESERVED, always clear */
 
 	if (h->data.offset < h->size || h->data.offset > r->len)
-		return setmsg(r, SONDE_E_FORMAT,
+		return pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "header: data offset 0x%" PRIx64 " outside the file (%zu bytes)",
 			      h->data.offset, r->len);
 	r->data_start = h->data.offset;
@@ -613,12 +565,12 @@ static int finish_open(struct sonde_pd_reader *r)
 	r->sample_id_pos = -1;
 	r->scratch = malloc(UINT16_MAX + 1);
 	if (!r->scratch)
-		return setmsg(r, -ENOMEM, "out of memory");
+		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	if ((err = read_header(r)))
 		return err;
 	r->pos = r->data_start;
 	if (r->pipe)
-		return 0;
+		return pd_pipe_prelude(r);
 	if ((err = read_attrs(r)) || (err = index_ids(r)) || (err = read_features(r)))
 		return err;
 	return 0;
@@ -705,13 +657,13 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 		return errmsg ? sonde_errmsg_set(errmsg, -ENOMEM, "out of memory") : -ENOMEM;
 	r->fd = fd;
 	if (fstat(fd, &st) != 0) {
-		err = setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
+		err = pd_reader_setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
 	} else if (S_ISREG(st.st_mode)) {
 		if (st.st_size > 0) {
 			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (r->map == MAP_FAILED) {
 				r->map = NULL;
-				err = setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
+				err = pd_reader_setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
 			} else {
 				r->map_len = (size_t)st.st_size;
 				/* Read once front to back: big readahead, and what was
@@ -729,7 +681,7 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 			r->base = r->sbuf;
 			r->len = r->slen;
 		} else {
-			setmsg(r, err, "reading the header: %s", sonde_strerror(err));
+			pd_reader_setmsg(r, err, "reading the header: %s", sonde_strerror(err));
 		}
 	}
 	err = conclude(r, err, out, errmsg);
@@ -784,6 +736,7 @@ void sonde_pd_reader_close(struct sonde_pd_reader *r)
 	free(r->topo);
 	free(r->scratch);
 	free(r->sbuf);
+	free(r->pre);
 	pd_zdecomp_free(r->zd);
 	free(r->zbuf);
 	free(r);
@@ -821,7 +774,7 @@ int sonde_pd_reader_feature(const struct sonde_pd_reader *r, unsigned bit, const
 {
 	if (!sonde_pd_reader_has_feature(r, bit))
 		return -ENOENT;
-	*data = r->base + r->feat_sec[bit].offset;
+	*data = r->feat_ptr[bit];
 	*size = r->feat_sec[bit].size;
 	return 0;
 }
@@ -873,8 +826,8 @@ int sonde_pd_reader_rewind(struct sonde_pd_reader *r)
 /* ---- iteration -------------------------------------------------------- */
 
 /* The event of a kernel record, found through its id. */
-static const struct sonde_pd_attr *record_attr(const struct sonde_pd_reader *r, uint32_t type,
-					       const uint8_t *rec, uint16_t size)
+const struct sonde_pd_attr *pd_reader_record_attr(const struct sonde_pd_reader *r, uint32_t type,
+						  const uint8_t *rec, uint16_t size)
 {
 	const struct perf_event_attr *a0;
 	uint64_t id, t;
@@ -909,20 +862,19 @@ static const struct sonde_pd_attr *record_attr(const struct sonde_pd_reader *r, 
 }
 
 /* A HEADER_ATTR record (pipe mode): attr, then the event's ids. */
-static int take_header_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size,
-			    uint64_t off)
+int pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off)
 {
 	uint32_t asz;
 	int err;
 
 	if (size < 8 + PERF_ATTR_SIZE_VER0)
-		return setmsg(r, SONDE_E_FORMAT,
+		return pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "HEADER_ATTR at offset 0x%" PRIx64 ": size %u too small", off, size);
 	asz = pd_get32(rec + 8 + 4);
 	if (asz == 0)
 		asz = PERF_ATTR_SIZE_VER0;
 	if (asz < PERF_ATTR_SIZE_VER0 || asz > size - 8u || (size - 8u - asz) % 8)
-		return setmsg(r, SONDE_E_FORMAT,
+		return pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "HEADER_ATTR at offset 0x%" PRIx64
 			      ": attr size %u does not fit record size %u",
 			      off, asz, size);
@@ -937,16 +889,16 @@ static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *r
 	*extra = pd_record_extra(type, rec, size);
 	if ((type == SONDE_PD_RECORD_HEADER_TRACING_DATA && size < 12) ||
 	    (type == SONDE_PD_RECORD_AUXTRACE && size < 16))
-		return setmsg(r, SONDE_E_FORMAT, "%s at offset 0x%" PRIx64 ": size %u too small",
+		return pd_reader_setmsg(r, SONDE_E_FORMAT, "%s at offset 0x%" PRIx64 ": size %u too small",
 			      sonde_pd_record_name(type), off, size);
 	return 0;
 }
 
 /* End of the data reached with @left bytes that don't make a record. */
-static int truncated_tail(struct sonde_pd_reader *r, uint64_t off, const char *what)
+int pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what)
 {
 	r->tail = SONDE_PD_TAIL_TRUNCATED;
-	setmsg(r, 0, "record at offset 0x%" PRIx64 ": %s; the file is truncated", off, what);
+	pd_reader_setmsg(r, 0, "record at offset 0x%" PRIx64 ": %s; the file is truncated", off, what);
 	r->pos = r->data_end;
 	return 0;
 }
@@ -958,39 +910,41 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	uint32_t type;
 	int err;
 
+	if (r->pre_pos < r->pre_len)
+		return pd_pipe_next_pre(r, rec);
 	r->slen = 0;
 	if ((err = stream_fill(r, 8)))
-		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+		return r->err = pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
 				       sonde_strerror(err));
 	if (r->slen == 0)
 		return 0;
 	if (r->slen < 8)
-		return truncated_tail(r, off, "the stream ends inside a record header");
+		return pd_reader_truncated(r, off, "the stream ends inside a record header");
 	type = pd_get32(r->sbuf);
 	size = pd_get16(r->sbuf + 6);
 	if (size < 8)
-		return r->err = setmsg(r, SONDE_E_FORMAT,
+		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record type %u at offset 0x%" PRIx64
 				       ": size %u smaller than header",
 				       type, off, size);
 	if ((err = stream_fill(r, size)))
-		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+		return r->err = pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
 				       sonde_strerror(err));
 	if (r->slen < size)
-		return truncated_tail(r, off, "the stream ends inside the record");
+		return pd_reader_truncated(r, off, "the stream ends inside the record");
 	if ((err = extra_size(r, type, r->sbuf, size, off, &extra)))
 		return r->err = err;
 	if (extra > STREAM_MAX - size)
-		return r->err = setmsg(r, SONDE_E_LIMIT,
+		return r->err = pd_reader_setmsg(r, SONDE_E_LIMIT,
 				       "record type %u at offset 0x%" PRIx64 ": %" PRIu64
 				       " bytes of trailing data",
 				       type, off, extra);
 	if ((err = stream_fill(r, size + extra)))
-		return r->err = setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+		return r->err = pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
 				       sonde_strerror(err));
 	if (r->slen < size + extra)
-		return truncated_tail(r, off, "the stream ends inside the record's data");
-	if (type == SONDE_PD_RECORD_HEADER_ATTR && (err = take_header_attr(r, r->sbuf, size, off)))
+		return pd_reader_truncated(r, off, "the stream ends inside the record's data");
+	if (type == SONDE_PD_RECORD_HEADER_ATTR && (err = pd_reader_take_attr(r, r->sbuf, size, off)))
 		return r->err = err;
 	rec->offset = off;
 	rec->type = type;
@@ -1000,7 +954,7 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = false;
 	rec->extra = extra ? r->sbuf + size : NULL;
 	rec->extra_size = extra;
-	rec->attr = record_attr(r, type, r->sbuf, size);
+	rec->attr = pd_reader_record_attr(r, type, r->sbuf, size);
 	r->pos += size + extra;
 	return 1;
 }
@@ -1019,7 +973,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	if (off >= r->data_end) {
 		if (r->truncated_file && r->tail == SONDE_PD_TAIL_CLEAN) {
 			r->tail = SONDE_PD_TAIL_TRUNCATED;
-			setmsg(r, 0,
+			pd_reader_setmsg(r, 0,
 			       "the file ends at offset 0x%" PRIx64
 			       " inside the data section (which ends at 0x%" PRIx64 ")",
 			       off, r->hdr.data.offset + r->hdr.data.size);
@@ -1030,8 +984,8 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	p = r->base + off;
 	if (left < 8) {
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
-			return truncated_tail(r, off, "the file ends inside a record header");
-		return r->err = setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_truncated(r, off, "the file ends inside a record header");
+		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record at offset 0x%" PRIx64 ": %" PRIu64
 				       " bytes left in the data section, less than a header",
 				       off, left);
@@ -1039,7 +993,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	type = pd_get32(p);
 	size = pd_get16(p + 6);
 	if (size < 8)
-		return r->err = setmsg(r, SONDE_E_FORMAT,
+		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record type %u at offset 0x%" PRIx64
 				       ": size %u smaller than header",
 				       type, off, size);
@@ -1047,8 +1001,8 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		return r->err = err;
 	if (size > left || extra > left - size) {
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
-			return truncated_tail(r, off, "the file ends inside the record");
-		return r->err = setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_truncated(r, off, "the file ends inside the record");
+		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record type %u at offset 0x%" PRIx64 ": size %" PRIu64
 				       " runs past the end of the data section (0x%" PRIx64 ")",
 				       type, off, size + extra, r->data_end);
@@ -1057,8 +1011,9 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		memcpy(r->scratch, p, size);
 		p = r->scratch;
 	}
-	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe &&
-	    (err = take_header_attr(r, p, size, off)))
+	/* The pipe's header records were taken at open (pd_pipe.c). */
+	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe && off >= r->pre_end &&
+	    (err = pd_reader_take_attr(r, p, size, off)))
 		return r->err = err;
 	rec->offset = off;
 	rec->type = type;
@@ -1068,7 +1023,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = p != r->scratch; /* in the mapping (or the caller's memory) */
 	rec->extra = extra ? r->base + off + size : NULL;
 	rec->extra_size = extra;
-	rec->attr = record_attr(r, type, p, size);
+	rec->attr = pd_reader_record_attr(r, type, p, size);
 	r->pos = off + size + extra;
 	return 1;
 }
@@ -1094,7 +1049,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	size = pd_get16(p + 6);
 	if (size < 8)
 		return r->err =
-			   setmsg(r, SONDE_E_FORMAT,
+			   pd_reader_setmsg(r, SONDE_E_FORMAT,
 				  "record type %u unpacked from the COMPRESSED record at offset "
 				  "0x%" PRIx64 ": size %u smaller than header",
 				  type, r->zoff, size);
@@ -1109,7 +1064,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		p = r->scratch;
 	}
 	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe &&
-	    (err = take_header_attr(r, p, size, r->zoff)))
+	    (err = pd_reader_take_attr(r, p, size, r->zoff)))
 		return r->err = err;
 	rec->offset = r->zoff;
 	rec->type = type;
@@ -1119,7 +1074,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = false;
 	rec->extra = extra ? r->zbuf + r->zpos + size : NULL;
 	rec->extra_size = extra;
-	rec->attr = record_attr(r, type, p, size);
+	rec->attr = pd_reader_record_attr(r, type, p, size);
 	r->zpos += size + extra;
 	return 1;
 }
@@ -1131,7 +1086,7 @@ static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
 	int err;
 
 	if (!r->zd && (err = pd_zdecomp_new(&r->zd)))
-		return r->err = setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
+		return r->err = pd_reader_setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
 				       "COMPRESSED record at offset 0x%" PRIx64
 				       ": this sonde was built without zstd",
 				       rec->offset);
@@ -1144,14 +1099,14 @@ static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
 	err = pd_zdecomp_append(r->zd, (const uint8_t *)rec->data + 8, rec->size - 8u, &r->zbuf,
 				&r->zlen, &r->zcap, UNPACK_MAX, &why);
 	if (err == -ENOMEM)
-		return r->err = setmsg(r, err, "out of memory decompressing records");
+		return r->err = pd_reader_setmsg(r, err, "out of memory decompressing records");
 	if (err == SONDE_E_LIMIT)
-		return r->err = setmsg(r, err,
+		return r->err = pd_reader_setmsg(r, err,
 				       "COMPRESSED record at offset 0x%" PRIx64
 				       ": more than %u MiB of records without a whole one",
 				       rec->offset, UNPACK_MAX >> 20);
 	if (err)
-		return r->err = setmsg(r, SONDE_E_FORMAT,
+		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "COMPRESSED record at offset 0x%" PRIx64 ": zstd: %s",
 				       rec->offset, why);
 	return 0;
@@ -1169,7 +1124,7 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		if ((n = next_stored(r, rec)) <= 0) {
 			if (n == 0 && r->zpos < r->zlen && r->tail == SONDE_PD_TAIL_CLEAN) {
 				r->tail = SONDE_PD_TAIL_TRUNCATED;
-				setmsg(r, 0,
+				pd_reader_setmsg(r, 0,
 				       "the compressed data ends inside a record (COMPRESSED "
 				       "record at "
 				       "offset 0x%" PRIx64 ")",
@@ -1206,12 +1161,12 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		return 0;
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		if (!rec->attr)
-			return setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "sample at offset 0x%" PRIx64 ": no event with its id",
 				      rec->offset);
 		err = sonde_pd_sample_parse(&rec->attr->attr, p, rec->size, &ev->sample, &what);
 		if (err)
-			return setmsg(
+			return pd_reader_setmsg(
 			    r, err, "sample at offset 0x%" PRIx64 ": %s %s (record size %u)",
 			    rec->offset, what,
 			    err == SONDE_E_TRUNCATED ? "runs past the record" : "is invalid",
@@ -1221,7 +1176,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 	if (rec->attr) {
 		trailer = sonde_pd_sample_id_size(&rec->attr->attr);
 		if (sonde_pd_sample_id_parse(&rec->attr->attr, p, rec->size, &ev->sample))
-			return setmsg(r, SONDE_E_TRUNCATED,
+			return pd_reader_setmsg(r, SONDE_E_TRUNCATED,
 				      "record type %u at offset 0x%" PRIx64
 				      ": size %u too small for its %zu-byte sample id",
 				      rec->type, rec->offset, rec->size, trailer);
@@ -1252,7 +1207,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		return 0;
 	}
 	if ((size_t)(end - p) < fixed)
-		return setmsg(
+		return pd_reader_setmsg(
 		    r, SONDE_E_FORMAT,
 		    "%s at offset 0x%" PRIx64 ": size %u smaller than its %zu fixed bytes",
 		    sonde_pd_record_name(rec->type), rec->offset, rec->size, fixed + trailer);
@@ -1281,7 +1236,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		}
 		m->filename = body_string(p + fixed, end);
 		if (!m->filename)
-			return setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "%s at offset 0x%" PRIx64 ": file name not terminated",
 				      sonde_pd_record_name(rec->type), rec->offset);
 		break;
@@ -1291,7 +1246,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		ev->comm.tid = pd_get32(p + 12);
 		ev->comm.comm = body_string(p + 16, end);
 		if (!ev->comm.comm)
-			return setmsg(r, SONDE_E_FORMAT,
+			return pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "COMM at offset 0x%" PRIx64 ": name not terminated",
 				      rec->offset);
 		break;

@@ -219,6 +219,11 @@ static struct sonde_thread *find_thread(struct sonde_machine *m, uint32_t tid)
 	return NULL;
 }
 
+const struct sonde_thread *sonde_machine_find_thread(const struct sonde_machine *m, uint32_t tid)
+{
+	return find_thread((struct sonde_machine *)m, tid);
+}
+
 struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint32_t pid,
 						  uint32_t tid)
 {
@@ -236,12 +241,13 @@ struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint3
 	k = hash_u32(tid) & (m->threads_cap - 1);
 	while (m->threads[k].used)
 		k = (k + 1) & (m->threads_cap - 1);
-	/* perf shows a thread it never saw a COMM for as ":TID", and the idle
+	/* perf shows a thread it never saw a COMM for as ":TID", TID signed
+	 * (":-1" for samples without a task: thread__new's "%d"), and the idle
 	 * task (tid 0, which never gets a COMM) as "swapper" (machine__init). */
 	if (tid == 0)
 		snprintf(name, sizeof(name), "swapper");
 	else
-		snprintf(name, sizeof(name), ":%u", tid);
+		snprintf(name, sizeof(name), ":%d", (int)tid);
 	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0}};
 	m->threads[k].t.comm = sonde_machine_intern(m, name);
 	m->nthreads++;
@@ -363,6 +369,8 @@ static int do_mmap(struct sonde_machine *m, const struct sonde_pd_record *rec,
 	const char *name = mm->filename ? mm->filename : "//anon";
 	bool kernel = is_kernel_mmap(rec, mm);
 	struct proc *p = kernel ? &m->kernel : findnew_proc(m, mm->pid);
+	struct sonde_dso_id id = {mm->build_id, mm->build_id_size, mm->maj, mm->min, mm->ino,
+				  mm->ino_generation};
 	struct sonde_map nm;
 
 	if (!p)
@@ -373,7 +381,7 @@ static int do_mmap(struct sonde_machine *m, const struct sonde_pd_record *rec,
 	nm.start = mm->start;
 	nm.end = mm->len > UINT64_MAX - mm->start ? UINT64_MAX : mm->start + mm->len;
 	nm.pgoff = mm->pgoff;
-	nm.dso = sonde_symtab_findnew_dso(m->st, name, mm->build_id, mm->build_id_size);
+	nm.dso = sonde_symtab_findnew_dso_id(m->st, name, &id);
 	if (!nm.dso)
 		return -ENOMEM;
 	return maps_insert(p, &nm);

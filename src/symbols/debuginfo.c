@@ -5,8 +5,11 @@
  * A user object named P in the capture is, in order:
  *   1. --image BASENAME=PATH, when given for its basename;
  *   2. SYMFS/P with --symfs, else P itself;
- *   3. by build id in each debug directory: DIR/.build-id/xx/rest.debug,
- *      then DIR/.build-id/xx/rest (perf's build-id cache layout).
+ *   3. by build id in perf's build-id cache (--buildid-dir, else ~/.debug):
+ *      DIR/.build-id/xx/rest/elf (perf's layout), .../vdso, the old layout
+ *      DIR/.build-id/xx/rest, then .../debug;
+ *   4. by build id in each debug directory: DIR/.build-id/xx/rest.debug,
+ *      then DIR/.build-id/xx/rest.
  * A file is accepted only when its build id equals the capture's (when
  * the capture gave one): a library updated since the capture is refused,
  * never silently used with the wrong symbols.
@@ -17,6 +20,10 @@
  * debuginfo_find(): by build id in each debug directory, then by
  * .gnu_debuglink next to the file, in its .debug/ folder, and under each
  * debug directory + the file's folder.
+ *
+ * A file at the capture's path with another build id (rebuilt or updated
+ * since the capture) is remembered: when no matching copy turns up, the
+ * object keeps no symbols and sonde_dso_warning() says so in one line.
  *
  * Every refusal and miss is appended to the object's search log, which
  * sonde_dso_search_log() shows for objects that stayed unresolved.
@@ -30,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_DIRS 32
@@ -50,7 +58,14 @@ size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *bu
 	return n;
 }
 
-static int try_id(struct sonde_dso *d, const char *path, const uint8_t *want, size_t want_len)
+/* The build id of the last file try_id() refused for a mismatch. */
+struct refused {
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	int len;
+};
+
+static int try_id_r(struct sonde_dso *d, const char *path, const uint8_t *want, size_t want_len,
+		    struct refused *rf)
 {
 	uint8_t id[SONDE_BUILD_ID_MAX];
 	char a[2 * SONDE_BUILD_ID_MAX + 1], b[2 * SONDE_BUILD_ID_MAX + 1];
@@ -73,10 +88,19 @@ static int try_id(struct sonde_dso *d, const char *path, const uint8_t *want, si
 		sonde_build_id_hex(want, want_len, b);
 		slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
 			 a, b);
+		if (rf) {
+			memcpy(rf->id, id, (size_t)n);
+			rf->len = n;
+		}
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int try_id(struct sonde_dso *d, const char *path, const uint8_t *want, size_t want_len)
+{
+	return try_id_r(d, path, want, want_len, NULL);
 }
 
 int debuginfo_try(struct sonde_dso *d, const char *path)
@@ -94,12 +118,19 @@ static int build_id_path(char *buf, size_t len, const char *dir, const uint8_t *
 	return sonde_path(buf, len, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2, suffix);
 }
 
-/* Tries @path as the object's file; true when it gave symbols. */
+/* Tries @path as the object's file; true when it gave symbols.  A file
+ * there with another build id is remembered for sonde_dso_warning(). */
 static bool try_user_file(struct sonde_dso *d, const char *path)
 {
 	struct rawsyms r = {0};
-	int fd = debuginfo_try(d, path);
+	struct refused rf = {.len = 0};
+	int fd = try_id_r(d, path, d->build_id, d->build_id_len, &rf);
 
+	if (fd < 0 && rf.len > 0 && !d->stale_path) {
+		d->stale_path = strpool_intern(&d->st->pool, path);
+		memcpy(d->stale_id, rf.id, (size_t)rf.len);
+		d->stale_id_len = (size_t)rf.len;
+	}
 	if (fd < 0)
 		return false;
 	if (!dso_report_elf(d, path, fd))
@@ -144,6 +175,36 @@ static void log_build_id(struct sonde_dso *d)
 	}
 }
 
+/*
+ * perf's build-id cache (`perf buildid-cache -a`, `perf record`'s own
+ * caching): DIR/.build-id/xx/rest links to DIR/<path>/<build id>/, a
+ * folder holding the object as "elf" ("vdso" for the vDSO, "kallsyms" for
+ * the kernel) and its separate DWARF as "debug"; perf before 4.x linked
+ * the file itself.  DIR is --buildid-dir, else ~/.debug, as perf uses.
+ */
+static bool is_dir(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+bool debuginfo_try_buildid_cache(struct sonde_dso *d)
+{
+	static const char *const names[] = {"/elf", "/vdso", "", "/debug"};
+	const char *dir = d->st->opts.buildid_dir;
+	char path[PATHBUF];
+
+	if (!dir || !d->build_id_len)
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (build_id_path(path, sizeof(path), dir, d->build_id, d->build_id_len,
+				  names[i]) == 0 &&
+		    !is_dir(path) && try_user_file(d, path))
+			return true;
+	return false;
+}
+
 bool debuginfo_load_user(struct sonde_dso *d)
 {
 	const struct sonde_symtab *st = d->st;
@@ -165,6 +226,8 @@ bool debuginfo_load_user(struct sonde_dso *d)
 	}
 	if (!d->build_id_len)
 		return false;
+	if (debuginfo_try_buildid_cache(d))
+		return true;
 	nd = debuginfo_dirs(st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
 	for (i = 0; i < nd; i++) {
 		if (build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len,
@@ -234,4 +297,19 @@ int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
 found:
 	*debuginfo_file_name = strdup(path);
 	return fd;
+}
+
+const char *sonde_dso_warning(const struct sonde_dso *d, char *buf, size_t len)
+{
+	char have[2 * SONDE_BUILD_ID_MAX + 1], want[2 * SONDE_BUILD_ID_MAX + 1];
+
+	if (!d->loaded || d->nr_syms || !d->stale_path)
+		return NULL;
+	sonde_build_id_hex(d->stale_id, d->stale_id_len, have);
+	sonde_build_id_hex(d->build_id, d->build_id_len, want);
+	snprintf(buf, len,
+		 "%s: build id %s differs from the capture's %s and no copy with it was found "
+		 "(build-id cache, debug dirs): its samples stay unresolved",
+		 d->stale_path, have, want);
+	return buf;
 }

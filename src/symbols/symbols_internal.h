@@ -7,6 +7,7 @@
  *   debuginfo.c where files and debug files are searched, the search log
  *   kernel.c    [kernel.kallsyms]: vmlinux (KASLR) or kallsyms text
  *   kmodule.c   kernel modules: .ko placed at the saved section addresses
+ *   buildids.c  the capture's build-id table (path -> build id)
  */
 #ifndef SONDE_SYMBOLS_INTERNAL_H
 #define SONDE_SYMBOLS_INTERNAL_H
@@ -44,11 +45,16 @@ void slog_fini(struct slog *l);
 
 /* ---- symtab.c ---- */
 
-/* A symbol before sorting: rank breaks ties between aliases (lower wins). */
+/*
+ * A symbol before sorting.  Aliases (symbols at one start) are settled by
+ * perf's rule (symtab.c): binding and the order they came in (seq) matter.
+ */
 struct rawsym {
 	uint64_t start, size;
-	const char *name; /* interned */
-	int rank;
+	const char *name;    /* as shown: demangled for user objects (in install) */
+	const char *mangled; /* as in the symbol table; in the pool */
+	uint32_t seq;	  /* position in the source (symbol table, kallsyms line) */
+	uint8_t binding;  /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
 };
 
 struct rawsyms {
@@ -56,12 +62,15 @@ struct rawsyms {
 	size_t n, cap;
 };
 
-int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name, int rank);
+int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
+		uint8_t binding);
 
-/* A kallsyms text symbol, sorted by address; module NULL for the kernel. */
+/* A kallsyms text symbol, sorted by address then line; module NULL for the kernel. */
 struct ksym {
 	uint64_t addr;
 	const char *name, *module; /* interned */
+	uint32_t seq;		   /* line number: aliases keep the file's order */
+	char type;		   /* 't', 'T', 'w' or 'W' */
 };
 
 /* One block of the saved modules text. */
@@ -77,6 +86,14 @@ struct kmod_info {
 	size_t nr_secs;
 };
 
+/* One path of the capture's build-id table. */
+struct hdr_bid {
+	const char *path; /* interned; NULL: empty slot */
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	size_t len;
+	bool ambiguous; /* named with two ids: not used */
+};
+
 struct sonde_symtab {
 	struct sonde_symtab_opts opts; /* strings copied into pool */
 	struct strpool pool;
@@ -84,6 +101,8 @@ struct sonde_symtab {
 	size_t nr_dsos, cap_dsos;
 	struct sonde_dso **dso_hash; /* by (path, build id) */
 	size_t dso_hash_cap;
+	struct hdr_bid *hbids; /* owned: the capture's build-id table by path */
+	size_t nr_hbids, hbids_cap;
 	const struct sonde_symbol **by_id; /* symbol ids, borrowed from the dsos */
 	size_t nr_syms, cap_syms;
 	/* kallsyms text, parsed on first need (kernel.c) */
@@ -98,12 +117,35 @@ struct sonde_symtab {
 };
 
 /*
- * Sorts @r, keeps one symbol per start (best rank), gives size-0 symbols
+ * Sorts @r, keeps one symbol per start (perf's choice), gives size-0 symbols
  * the distance to the next one (or @last_end for the last), registers ids.
  * @adjust is added to every start.  Return: 0 or -ENOMEM; @r is emptied.
  */
 int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end);
+
+/* ---- demangle.c ---- */
+
+/*
+ * @name demangled (C++, Rust; "X@plt" as X demangled + "@plt"), in the
+ * pool, or @name itself when it is not mangled or opts.no_demangle.
+ */
+const char *symbols_demangle(struct sonde_symtab *st, const char *name);
+
+/* ---- plt.c ---- */
+
+/*
+ * Appends a symbol per PLT entry of @elf ("name@plt", as perf's
+ * dso__synthesize_plt_symbols) and one ".plt" for the lazy-binding
+ * header.  Return: 0, or -ENOMEM.
+ */
+int plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r);
+
+/* ---- buildids.c ---- */
+
+/* The build id the capture's table gives @path (unique), or NULL with *len 0. */
+const uint8_t *symtab_header_build_id(const struct sonde_symtab *st, const char *path,
+				      size_t *len);
 
 /* ---- dso.c ---- */
 
@@ -139,6 +181,12 @@ struct sonde_dso {
 	size_t build_id_len;
 	enum sonde_dso_kind kind;
 	uint32_t id;
+	uint32_t maj, min; /* the file's identity when no build id is known */
+	uint64_t ino, ino_gen;
+	/* A file at the object's path whose build id differs (rebuilt since the capture) */
+	const char *stale_path; /* interned, or NULL */
+	uint8_t stale_id[SONDE_BUILD_ID_MAX];
+	size_t stale_id_len;
 	char modname[64]; /* MODULE: the kernel's name for it ('-' read as '_') */
 
 	bool loaded;		 /* a load was attempted */
@@ -194,6 +242,8 @@ int debuginfo_try(struct sonde_dso *d, const char *path);
 /* Debug directories in search order: opts->debug_dirs, SYMFS/usr/lib/debug, /usr/lib/debug. */
 size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
 		      size_t max);
+/* Loads @d from perf's build-id cache (opts.buildid_dir). Return: true on success. */
+bool debuginfo_try_buildid_cache(struct sonde_dso *d);
 /* Opens a user object's file (symfs, the path itself, --image, build-id dirs). */
 bool debuginfo_load_user(struct sonde_dso *d);
 

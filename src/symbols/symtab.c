@@ -3,13 +3,17 @@
  * The symbol world of one report: options, the registry of objects and
  * the dense ids of every symbol handed out.
  *
- * Objects are keyed by (path, build id) in an open-addressing table, so a
+ * Objects are keyed by build id where one is known (from the MMAP2 record
+ * or the capture's build-id table, buildids.c), else by path, device and
+ * inode, in an open-addressing table: one file is one object however its
+ * mappings were recorded (synthesized from /proc or by the kernel), and a
  * capture's thousands of MMAP records find their object without a scan;
  * nothing is opened until the first lookup (dso.c).  When an object is
  * opened, its function symbols are gathered into a struct rawsyms, then
  * symtab_install_symbols() sorts them, keeps the best-named alias per
  * address, sizes zero-size symbols up to the next one, and gives each an
- * id: lookups are then a binary search over one array per object.
+ * id: lookups are then a binary search over one array per object.  Which
+ * alias names an address follows perf's rule, so both tools show one name.
  *
  * The option strings are copied (the kallsyms and modules texts stay
  * borrowed, as the header says), so the caller's argv may go away.
@@ -17,6 +21,7 @@
 #include "symbols_internal.h"
 
 #include <errno.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +69,7 @@ int sonde_symtab_new(struct sonde_symtab **out, const struct sonde_symtab_opts *
 	st->opts.vmlinux = dup_opt(st, st->opts.vmlinux, &fail);
 	st->opts.modules_dir = dup_opt(st, st->opts.modules_dir, &fail);
 	st->opts.osrelease = dup_opt(st, st->opts.osrelease, &fail);
+	st->opts.buildid_dir = dup_opt(st, st->opts.buildid_dir, &fail);
 	st->opts.debug_dirs = dup_vec(st, st->opts.debug_dirs, st->opts.nr_debug_dirs, &fail);
 	st->opts.images = dup_vec(st, st->opts.images, st->opts.nr_images, &fail);
 	if (!st->opts.debug_dirs)
@@ -105,6 +111,7 @@ void sonde_symtab_free(struct sonde_symtab *st)
 	free(st->dsos);
 	free(st->dso_hash);
 	free(st->by_id);
+	free(st->hbids);
 	free(st->ksyms);
 	for (i = 0; i < st->nr_kmods; i++)
 		free(st->kmods[i].secs);
@@ -115,22 +122,56 @@ void sonde_symtab_free(struct sonde_symtab *st)
 	free(st);
 }
 
-static uint64_t dso_key(const char *path, const uint8_t *bid, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
+/*
+ * An object's identity (perf's files name objects by path and the kernel
+ * identifies the file behind a mapping by dev/inode or by build id): the
+ * build id when one is known, else the path with the file's dev, inode
+ * and generation (all zero for MMAP records, which carry none).
+ */
+struct dso_ident {
+	const char *path;
+	const uint8_t *bid;
+	size_t bid_len;
+	uint32_t maj, min;
+	uint64_t ino, ino_gen;
+};
 
-	for (; *path; path++)
-		h = (h ^ (unsigned char)*path) * 0x100000001b3ull;
-	for (i = 0; i < len; i++)
-		h = (h ^ bid[i]) * 0x100000001b3ull;
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h;
 }
 
-static bool dso_is(const struct sonde_dso *d, const char *path, const uint8_t *bid, size_t len)
+static uint64_t dso_key(const struct dso_ident *k)
 {
-	return d->build_id_len == len && !strcmp(d->long_name, path) &&
-	       (!len || !memcmp(d->build_id, bid, len));
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (k->bid_len)
+		return fnv(h, k->bid, k->bid_len);
+	h = fnv(h, k->path, strlen(k->path));
+	h = fnv(h, &k->maj, sizeof(k->maj));
+	h = fnv(h, &k->min, sizeof(k->min));
+	h = fnv(h, &k->ino, sizeof(k->ino));
+	return fnv(h, &k->ino_gen, sizeof(k->ino_gen));
+}
+
+static struct dso_ident ident_of(const struct sonde_dso *d)
+{
+	return (struct dso_ident){d->long_name, d->build_id, d->build_id_len,
+				  d->maj, d->min, d->ino, d->ino_gen};
+}
+
+static bool dso_is(const struct sonde_dso *d, const struct dso_ident *k)
+{
+	if (d->build_id_len != k->bid_len)
+		return false;
+	if (k->bid_len)
+		return !memcmp(d->build_id, k->bid, k->bid_len);
+	return d->maj == k->maj && d->min == k->min && d->ino == k->ino &&
+	       d->ino_gen == k->ino_gen && !strcmp(d->long_name, k->path);
 }
 
 static int hash_grow(struct sonde_symtab *st)
@@ -141,12 +182,12 @@ static int hash_grow(struct sonde_symtab *st)
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < st->nr_dsos; i++) {
-		struct sonde_dso *d = st->dsos[i];
+		struct dso_ident k = ident_of(st->dsos[i]);
 
-		j = dso_key(d->long_name, d->build_id, d->build_id_len) & (cap - 1);
+		j = dso_key(&k) & (cap - 1);
 		while (v[j])
 			j = (j + 1) & (cap - 1);
-		v[j] = d;
+		v[j] = st->dsos[i];
 	}
 	free(st->dso_hash);
 	st->dso_hash = v;
@@ -206,20 +247,39 @@ static void module_name(const char *path, char *out, size_t outlen)
 struct sonde_dso *sonde_symtab_findnew_dso(struct sonde_symtab *st, const char *path,
 					   const uint8_t *build_id, size_t build_id_len)
 {
+	struct sonde_dso_id id = {.build_id = build_id, .build_id_len = build_id_len};
+
+	return sonde_symtab_findnew_dso_id(st, path, &id);
+}
+
+struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const char *path,
+					      const struct sonde_dso_id *id)
+{
+	struct dso_ident k = {.path = path};
 	struct sonde_dso *d;
 	const char *slash;
 	size_t j;
 
 	if (!st || !path)
 		return NULL;
-	if (!build_id)
-		build_id_len = 0;
-	if (build_id_len > SONDE_BUILD_ID_MAX)
-		build_id_len = SONDE_BUILD_ID_MAX;
+	if (id && id->build_id && id->build_id_len) {
+		k.bid = id->build_id;
+		k.bid_len = id->build_id_len > SONDE_BUILD_ID_MAX ? SONDE_BUILD_ID_MAX
+								   : id->build_id_len;
+	} else {
+		/* The capture's build-id table names the file's id by path. */
+		k.bid = symtab_header_build_id(st, path, &k.bid_len);
+	}
+	if (!k.bid_len && id) {
+		k.maj = id->maj;
+		k.min = id->min;
+		k.ino = id->ino;
+		k.ino_gen = id->ino_generation;
+	}
 	if (st->dso_hash_cap) {
-		j = dso_key(path, build_id, build_id_len) & (st->dso_hash_cap - 1);
+		j = dso_key(&k) & (st->dso_hash_cap - 1);
 		for (; st->dso_hash[j]; j = (j + 1) & (st->dso_hash_cap - 1))
-			if (dso_is(st->dso_hash[j], path, build_id, build_id_len))
+			if (dso_is(st->dso_hash[j], &k))
 				return st->dso_hash[j];
 	}
 	if ((st->nr_dsos + 1) * 2 > st->dso_hash_cap && hash_grow(st) < 0)
@@ -259,12 +319,17 @@ struct sonde_dso *sonde_symtab_findnew_dso(struct sonde_symtab *st, const char *
 		free(d);
 		return NULL;
 	}
-	if (build_id_len)
-		memcpy(d->build_id, build_id, build_id_len);
-	d->build_id_len = build_id_len;
+	if (k.bid_len)
+		memcpy(d->build_id, k.bid, k.bid_len);
+	d->build_id_len = k.bid_len;
+	d->maj = k.maj;
+	d->min = k.min;
+	d->ino = k.ino;
+	d->ino_gen = k.ino_gen;
 	d->id = (uint32_t)st->nr_dsos;
 	st->dsos[st->nr_dsos++] = d;
-	j = dso_key(path, build_id, build_id_len) & (st->dso_hash_cap - 1);
+	k = ident_of(d);
+	j = dso_key(&k) & (st->dso_hash_cap - 1);
 	while (st->dso_hash[j])
 		j = (j + 1) & (st->dso_hash_cap - 1);
 	st->dso_hash[j] = d;
@@ -291,7 +356,8 @@ const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, ui
 	return id < st->nr_syms ? st->by_id[id] : NULL;
 }
 
-int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name, int rank)
+int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
+		uint8_t binding)
 {
 	if (!name)
 		return -ENOMEM;
@@ -304,36 +370,100 @@ int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *na
 		r->v = v;
 		r->cap = cap;
 	}
-	r->v[r->n++] = (struct rawsym){start, size, name, rank};
+	r->v[r->n] = (struct rawsym){start, size, name, name, (uint32_t)r->n, binding};
+	r->n++;
 	return 0;
 }
 
-static int by_start_rank(const void *a, const void *b)
+/* Address order; aliases in the order they came (perf's tree keeps them so). */
+static int by_start_seq(const void *a, const void *b)
 {
 	const struct rawsym *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->name, y->name); /* a stable choice between equals */
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * perf's choose_best_symbol() (tools/perf/util/symbol.c, 6.1): true when
+ * @b beats @a, the current winner.  In order: a symbol with a length
+ * beats one without, non-weak beats weak, global beats the rest, fewer
+ * leading underscores win, then the longer name; a full tie keeps @a.
+ * "Length" is the size after perf's symbols__fixup_end(): a size-0
+ * symbol reaches the next symbol's start, so it stays empty when an
+ * alias follows it (@a_len/@b_len say whether each has one).
+ */
+static bool beats(const struct rawsym *a, bool a_len, const struct rawsym *b, bool b_len)
+{
+	size_t na, nb;
+	int ua, ub;
+
+	if (a_len != b_len)
+		return b_len;
+	if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
+		return a->binding == STB_WEAK;
+	if ((a->binding == STB_GLOBAL) != (b->binding == STB_GLOBAL))
+		return b->binding == STB_GLOBAL;
+	ua = underscores(a->name);
+	ub = underscores(b->name);
+	if (ua != ub)
+		return ub < ua;
+	na = strlen(a->name);
+	nb = strlen(b->name);
+	return nb > na;
+}
+
+/*
+ * Keeps one symbol per start in the sorted @v[0..n): perf's
+ * symbols__fixup_duplicate(), which walks each run of aliases in order
+ * and keeps the winner of each comparison.  Return: the new count.
+ */
+static size_t settle_aliases(struct rawsym *v, size_t n)
+{
+	size_t out = 0, i = 0;
+
+	while (i < n) {
+		size_t j = i + 1, best = i;
+
+		while (j < n && v[j].start == v[i].start)
+			j++;
+		/* only the last of a run can reach past the shared start */
+		for (size_t k = i + 1; k < j; k++)
+			if (beats(&v[best], v[best].size || best == j - 1, &v[k],
+				  v[k].size || k == j - 1))
+				best = k;
+		v[out++] = v[best];
+		i = j;
+	}
+	return out;
 }
 
 int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end)
 {
-	size_t i, n = 0;
+	size_t i, n;
 
 	/* kallsyms and most symbol tables come in address order: sort only when not. */
 	for (i = 1; i < r->n && r->v[i - 1].start <= r->v[i].start; i++)
 		;
 	if (i < r->n)
-		qsort(r->v, r->n, sizeof(*r->v), by_start_rank);
-	for (i = 0; i < r->n; i++) /* one per start: the best ranked */
-		if (!n || r->v[n - 1].start != r->v[i].start)
-			r->v[n++] = r->v[i];
-		else if (by_start_rank(&r->v[i], &r->v[n - 1]) < 0)
-			r->v[n - 1] = r->v[i];
+		qsort(r->v, r->n, sizeof(*r->v), by_start_seq);
+	/* perf demangles user-space names as it loads them, before it picks
+	 * among aliases (its length rule counts the demangled name) */
+	if (d->kind == SONDE_DSO_USER)
+		for (i = 0; i < r->n; i++)
+			r->v[i].name = symbols_demangle(st, r->v[i].mangled);
+	n = settle_aliases(r->v, r->n);
 	if (n && st->nr_syms + n > st->cap_syms) {
 		size_t cap = st->cap_syms ? st->cap_syms : 1024;
 		const struct sonde_symbol **v;
@@ -354,6 +484,7 @@ int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct 
 		uint64_t next = i + 1 < n ? r->v[i + 1].start : last_end;
 
 		s->name = r->v[i].name;
+		s->mangled = r->v[i].mangled;
 		s->start = r->v[i].start + (uint64_t)adjust;
 		s->size = r->v[i].size;
 		if (!s->size && next > r->v[i].start)

@@ -65,7 +65,11 @@ def test_cpu_profile_matches_perf(tmp_path):
 
 def test_header_features(tmp_path):
     out = tmp_path / "h.data"
-    sonde("record", "-o", str(out), "--", workload("split"), "0.2")
+    # split for a user object with a build id, then a getppid loop: most of
+    # its time is in the kernel, so the kernel has samples (and a build-id
+    # entry) on any machine, not only when start-up page faults were sampled.
+    sonde("record", "-o", str(out), "--", "sh", "-c",
+          f"{workload('split')} 0.2; exec {workload('getppid_loop')} 500000")
     h = run(["perf", "report", "-i", str(out), "--header-only"]).stdout
     assert "# hostname : " + os.uname().nodename in h
     assert "# os release : " + os.uname().release in h
@@ -209,6 +213,29 @@ def test_system_wide_sees_processes_started_before(tmp_path):
     assert re.search(r"split\s+\[\.\] hot_fn", r.stdout), r.stdout[:3000]
 
 
+def test_system_wide_start_has_no_unknown_processes(tmp_path):
+    """Processes forked while `record -a` starts (spawner forks without
+    pause; its children burn 20 ms and never exec) all have their COMM and
+    maps: the side-band runs before /proc is read and samples start after,
+    as in perf.  Before, nearly every run had `:PID` rows."""
+    unknown, spawner = [], 0
+    for i in range(5):
+        out = tmp_path / f"r{i}.data"
+        sp = subprocess.Popen([workload("spawner"), "2"])
+        try:
+            time.sleep(0.2)
+            sonde("record", "-a", "-F", "1000", "-o", str(out), "--", "sleep", "0.3")
+        finally:
+            sp.wait()
+        for who, text in (("sonde", sonde("report", "-i", str(out), "--sort", "comm").stdout),
+                          ("perf", perf_report(out, "--sort", "comm").stdout)):
+            rows = re.findall(r"^\s+([\d.]+)%\s+(\S+)\s*$", text, re.M)
+            unknown += [(i, who, comm) for _, comm in rows if comm.startswith(":")]
+            spawner += sum(1 for _, comm in rows if comm == "spawner")
+    assert not unknown, unknown
+    assert spawner == 10, spawner  # the spawner's row in every run, by both tools
+
+
 def test_attach_to_process(tmp_path):
     out = tmp_path / "p.data"
     bg = background_split(1)
@@ -272,6 +299,23 @@ def test_old_file_kept(tmp_path):
     first = out.read_bytes()
     sonde("record", "-o", str(out), "--", "true")
     assert (tmp_path / "perf.data.old").read_bytes() == first
+
+
+@pytest.mark.parametrize("args", [
+    ["-p", "999999"],
+    ["--", "/nonexistent"],
+    ["-e", "sched:sched_switch", "--filter", "no_such_field == 1", "--", "true"],
+], ids=["no-such-pid", "no-such-command", "rejected-filter"])
+def test_failed_record_keeps_previous_capture(tmp_path, args):
+    """perf leaves perf.data alone when a record fails before capturing."""
+    out = tmp_path / "perf.data"
+    sonde("record", "-o", str(out), "--", "true")
+    good = out.read_bytes()
+    p = sonde("record", "-o", str(out), *args, check=False)
+    assert p.returncode != 0
+    assert out.read_bytes() == good
+    # No .old made of it and no temporary file left beside it.
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["perf.data"]
 
 
 def test_frequency_cap_is_explained(tmp_path):

@@ -186,9 +186,12 @@ def test_usage_errors():
     assert sonde("stat", check=False).returncode == 2
     assert sonde("stat", "-r", "0", "--", "true", check=False).returncode == 2
     assert sonde("stat", "-p", "abc", check=False).returncode == 2
+    # Above the kernel's PID_MAX_LIMIT: no pid at all (tests/integration/test_ids.py).
     p = sonde("stat", "-p", "999999999", check=False)
+    assert p.returncode == 2 and "a process id is 1..4194304" in p.stderr, p.stderr
+    p = sonde("stat", "-p", "999999", check=False)
     assert p.returncode == 1
-    assert "no process with pid 999999999" in p.stderr
+    assert "no process with pid 999999" in p.stderr
     h = sonde("stat", "--help")
     assert "usage: sonde stat" in h.stdout
 

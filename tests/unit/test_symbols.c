@@ -283,6 +283,51 @@ static void test_user_object(void **state)
 	sonde_symtab_free(st);
 }
 
+/* Five names at one address: the one perf's choose_best_symbol() keeps. */
+static void test_elf_aliases(void **state)
+{
+	const char *fix = env("SYMFIX");
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+	uint64_t a, sz;
+
+	elf_sym(fix, "fix_target", &a, &sz);
+	assert_int_equal(sonde_symtab_new(&st, NULL), 0);
+	d = sonde_symtab_findnew_dso(st, fix, NULL, 0);
+	assert_string_equal(sonde_dso_find_symbol(d, a)->name, "fix_target_long");
+	assert_int_equal(sonde_dso_find_symbol(d, a)->size, sz);
+	sonde_symtab_free(st);
+}
+
+/* A C++ mangled name: shown demangled (perf's style, no parameters), kept mangled. */
+static void test_demangle(void **state)
+{
+	const char *fix = env("SYMFIX");
+	struct sonde_symtab_opts o = {.no_demangle = true};
+	const struct sonde_symbol *s;
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+	uint64_t a, sz;
+
+	elf_sym(fix, "_ZN3fix6detail6mangleEi", &a, &sz);
+	assert_int_equal(sonde_symtab_new(&st, NULL), 0);
+	d = sonde_symtab_findnew_dso(st, fix, NULL, 0);
+	s = sonde_dso_find_symbol(d, a + 1);
+	assert_string_equal(s->name, "fix::detail::mangle");
+	assert_string_equal(s->mangled, "_ZN3fix6detail6mangleEi");
+	/* C names are their own mangled form */
+	elf_sym(fix, "fix_leaf", &a, &sz);
+	s = sonde_dso_find_symbol(d, a);
+	assert_ptr_equal(s->name, s->mangled);
+	sonde_symtab_free(st);
+
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	d = sonde_symtab_findnew_dso(st, fix, NULL, 0);
+	elf_sym(fix, "_ZN3fix6detail6mangleEi", &a, &sz);
+	assert_string_equal(sonde_dso_find_symbol(d, a)->name, "_ZN3fix6detail6mangleEi");
+	sonde_symtab_free(st);
+}
+
 /* A stripped copy whose debug file sits in DEBUGDIR/.build-id/xx/rest.debug. */
 static void test_stripped_debug_dir(void **state)
 {
@@ -318,7 +363,11 @@ static void test_stripped_debug_dir(void **state)
 	assert_string_equal(sonde_dso_symbol_file(d), stripped);
 	check_lines(d, fix, env("SYMFIX_SRC"));
 
-	/* the capture's file is gone: the debug file itself is found by build id */
+	sonde_symtab_free(st);
+
+	/* the capture's file is gone: the debug file itself is found by build id
+	 * (a new symtab: one build id is one object, whatever its path) */
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
 	d2 = sonde_symtab_findnew_dso(st, "/nonexistent/symfix", id, n);
 	check_functions(d2, fix);
 	assert_int_equal(sonde_dso_srcline(d2, a, &sl), 0);
@@ -360,6 +409,65 @@ static void test_symfs_and_wrong_build_id(void **state)
 	assert_non_null(strstr(log, want));	 /* the path tried */
 	assert_non_null(strstr(log, "refused")); /* and why */
 	assert_non_null(strstr(log, "/usr/lib/debug/.build-id/"));
+	/* ... and one warning line names the file and both ids */
+	{
+		char line[1024], have[2 * SONDE_BUILD_ID_MAX + 1];
+
+		sonde_build_id_hex(id, n, have);
+		log = sonde_dso_warning(d, line, sizeof(line));
+		assert_non_null(log);
+		assert_non_null(strstr(log, want));
+		assert_non_null(strstr(log, hex));
+		assert_non_null(strstr(log, have));
+	}
+	sonde_symtab_free(st);
+}
+
+/* One file is one object: by build id where known (the record's own, or the
+ * capture's build-id table by path), else by path, device and inode. */
+static void test_object_identity(void **state)
+{
+	const char *fix = env("SYMFIX");
+	uint8_t id[SONDE_BUILD_ID_MAX], bad[SONDE_BUILD_ID_MAX];
+	size_t n = build_id(fix, id);
+	char cache[512], hex[2 * SONDE_BUILD_ID_MAX + 1], line[1024];
+	struct sonde_symtab_opts o = {.buildid_dir = cache};
+	struct sonde_dso_id synth = {.maj = 254, .ino = 100}, kern = {id, n, 0, 0, 0, 0};
+	struct sonde_dso_id ino5 = {.maj = 254, .ino = 5}, ino6 = {.maj = 254, .ino = 6};
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+
+	memcpy(bad, id, n);
+	bad[0] ^= 0xff;
+	assert_int_equal(sonde_symtab_new(&st, NULL), 0);
+	assert_int_equal(sonde_symtab_add_build_id(st, fix, id, n), 0);
+	/* synthesized from /proc (dev/inode) and recorded by the kernel (build id) */
+	d = sonde_symtab_findnew_dso_id(st, fix, &synth);
+	assert_ptr_equal(sonde_symtab_findnew_dso_id(st, fix, &kern), d);
+	assert_ptr_equal(sonde_symtab_findnew_dso_id(st, "/elsewhere/copy", &kern), d);
+	assert_int_equal(sonde_symtab_nr_dsos(st), 1);
+	/* no build id anywhere: the inode tells files apart */
+	d = sonde_symtab_findnew_dso_id(st, "/tmp/x", &ino5);
+	assert_ptr_not_equal(sonde_symtab_findnew_dso_id(st, "/tmp/x", &ino6), d);
+	assert_ptr_equal(sonde_symtab_findnew_dso_id(st, "/tmp/x", &ino5), d);
+	/* a path named with two ids keeps neither */
+	assert_int_equal(sonde_symtab_add_build_id(st, "/tmp/y", id, n), 0);
+	assert_int_equal(sonde_symtab_add_build_id(st, "/tmp/y", bad, n), 0);
+	assert_ptr_not_equal(sonde_symtab_findnew_dso_id(st, "/tmp/y", &ino5),
+			     sonde_symtab_findnew_dso_id(st, "/tmp/y", &kern));
+	sonde_symtab_free(st);
+
+	/* perf's build-id cache: .build-id/xx/rest -> ../../PATH/ID/elf */
+	sonde_build_id_hex(id, n, hex);
+	snprintf(cache, sizeof(cache), "%s/bcache", tmp);
+	run("mkdir -p '%s/.build-id/%.2s' '%s/opt/app/symfix/%s' && cp '%s' '%s/opt/app/symfix/%s/elf'"
+	    " && ln -sfn '../../opt/app/symfix/%s' '%s/.build-id/%.2s/%s'",
+	    cache, hex, cache, hex, fix, cache, hex, hex, cache, hex, hex + 2);
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	d = sonde_symtab_findnew_dso(st, "/nonexistent/app/symfix", id, n);
+	check_functions(d, fix);
+	assert_non_null(strstr(sonde_dso_symbol_file(d), "/elf"));
+	assert_null(sonde_dso_warning(d, line, sizeof(line)));
 	sonde_symtab_free(st);
 }
 
@@ -417,6 +525,41 @@ static void test_map_ip(void **state)
 }
 
 /* ---- kernel ------------------------------------------------------------ */
+
+/*
+ * Aliases in kallsyms, as this kernel lists getppid's: perf sizes every
+ * symbol up to the next one, so of three names at one address only the
+ * last reaches past it and wins (perf report: __x64_sys_getppid), although
+ * __ia32_sys_getppid is as global and longer.  Lines out of order (module
+ * symbols) keep their order among aliases: the sort is by line, not name.
+ */
+static const char kallsyms_aliases[] = "ffffffff813827a0 t __pfx___do_sys_getppid\n"
+				       "ffffffff813827b0 t __do_sys_getppid\n"
+				       "ffffffff813827b0 T __ia32_sys_getppid\n"
+				       "ffffffff813827b0 T __x64_sys_getppid\n"
+				       "ffffffff81382800 t zzz_local\n"
+				       "ffffffff81382800 W aaa_weak\n"
+				       "ffffffff81382900 T next_fn\n"
+				       "ffffffff81382000 T early_fn\n"; /* out of order */
+
+static void test_kallsyms_aliases(void **state)
+{
+	struct sonde_symtab_opts o = {.kallsyms = kallsyms_aliases,
+				      .kallsyms_len = sizeof(kallsyms_aliases) - 1,
+				      .no_proc_kallsyms = true};
+	struct sonde_symtab *st;
+	struct sonde_dso *k;
+
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	k = sonde_symtab_findnew_dso(st, "[kernel.kallsyms]", NULL, 0);
+	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff813827b4ull)->name,
+			    "__x64_sys_getppid");
+	/* the last of the run wins even when it is weak and the first is local */
+	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff81382810ull)->name, "aaa_weak");
+	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff81382010ull)->name, "early_fn");
+	sonde_symtab_free(st);
+}
+
 
 static const char kallsyms[] = "ffffffff81000000 T _text\n"
 			       "ffffffff81000100 T start_kernel\n"
@@ -612,11 +755,15 @@ static void test_read_bytes(void **state)
 	d = sonde_symtab_findnew_dso(st, fix, id, n);
 	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), (long)sz);
 	assert_memory_equal(got, want, sz);
+	sonde_symtab_free(st);
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
 	d = sonde_symtab_findnew_dso(st, stripped, id, n);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), (long)sz);
 	assert_memory_equal(got, want, sz);
 	/* only the debug file left: its code sections are NOBITS */
+	sonde_symtab_free(st);
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
 	d = sonde_symtab_findnew_dso(st, "/nonexistent/symfix", id, n);
 	assert_non_null(sonde_dso_find_symbol(d, a));
 	assert_int_equal(sonde_dso_read_bytes(d, a, sz, got), -ENOENT);
@@ -686,8 +833,12 @@ int main(void)
 	    cmocka_unit_test(test_user_object),
 	    cmocka_unit_test(test_stripped_debug_dir),
 	    cmocka_unit_test(test_symfs_and_wrong_build_id),
+	    cmocka_unit_test(test_object_identity),
 	    cmocka_unit_test(test_map_ip),
+	    cmocka_unit_test(test_elf_aliases),
+	    cmocka_unit_test(test_demangle),
 	    cmocka_unit_test(test_kallsyms),
+	    cmocka_unit_test(test_kallsyms_aliases),
 	    cmocka_unit_test(test_module_ko),
 	    cmocka_unit_test(test_read_bytes),
 	    cmocka_unit_test(test_read_bytes_ko),

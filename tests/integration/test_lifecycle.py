@@ -1,0 +1,126 @@
+"""How captures end: signals under a flood of events, a workload that ignores
+them, and a sonde killed with SIGKILL (its workload must not run on, its
+leftovers are reported by the doctor and removed by the next run)."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import sonde, sonde_path, workload
+
+GETPPID = "syscalls:sys_enter_getppid"
+
+
+def children(pid):
+    """Direct children of @pid."""
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            out += [int(x) for x in f.read().split()]
+    return out
+
+
+def wait_for(cond, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def alive(pid):
+    """Whether @pid runs (a zombie does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def stop(p, child=None):
+    """Kills what a failed test left running."""
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    for pid in [child] if child else []:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def start_with_workload(args):
+    """Starts sonde with a busy workload; returns (sonde Popen, workload pid)."""
+    p = subprocess.Popen([sonde_path(), *args, "--", workload("getppid_loop"), "1000000000"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    kids = []
+    assert wait_for(lambda: kids.extend(children(p.pid)) or kids, 10)
+    # the workload runs once it exec'd (it waits at the gate before)
+    assert wait_for(lambda: os.path.basename(os.readlink(f"/proc/{kids[0]}/exe")) ==
+                    "getppid_loop", 10)
+    return p, kids[0]
+
+
+@pytest.mark.tracefs_exclusive
+@pytest.mark.parametrize("mode", ["live", "record"])
+def test_ctrl_c_ends_a_flood_in_bounded_time(tracefs, tmp_path, mode):
+    """The issue's case: a flood of events keeps trace_pipe ready, so ppoll()
+    never delivered the SIGINT; sonde ran on (state R) until SIGKILL."""
+    args = ["trace", "-e", GETPPID, "-e", "sched:sched_switch", "--filter", "prev_pid != 0",
+            "-b", "512"]
+    if mode == "record":
+        args += ["-o", str(tmp_path / "t.dat")]
+    p, child = start_with_workload(args)
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    try:
+        _, err = p.communicate(timeout=20)
+    finally:
+        stop(p, child)
+    took = time.monotonic() - t0
+    assert p.returncode == 128 + signal.SIGINT, err
+    assert took < 10, f"took {took:.1f} s to stop"
+    assert not alive(child)
+    assert f"sonde-{p.pid}" not in os.listdir(os.path.join(tracefs, "instances"))
+
+
+@pytest.mark.tracefs_exclusive
+def test_workload_ignoring_the_signal_is_killed(tracefs, tmp_path):
+    """A workload that ignores SIGINT can't keep the capture running."""
+    cmd = f"trap '' INT; exec {workload('getppid_loop')} 1000000000"
+    p = subprocess.Popen([sonde_path(), "trace", "-e", GETPPID, "-o", str(tmp_path / "t.dat"),
+                          "--", "sh", "-c", cmd],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    kids = []
+    assert wait_for(lambda: kids.extend(children(p.pid)) or kids, 10)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    finally:
+        stop(p, kids[0])
+    assert "did not exit within 3 s of Interrupt: killed" in err
+    assert p.returncode == 128 + signal.SIGKILL
+    assert f"sonde-{p.pid}" not in os.listdir(os.path.join(tracefs, "instances"))
+
+
+@pytest.mark.tracefs_exclusive
+@pytest.mark.parametrize("cmd", ["trace", "record", "stat"])
+def test_workload_dies_with_a_killed_sonde(tracefs, tmp_path, cmd):
+    """PR_SET_PDEATHSIG: a SIGKILLed sonde leaves no orphan workload."""
+    args = {"trace": ["trace", "-e", GETPPID, "-o", str(tmp_path / "t.dat")],
+            "record": ["record", "-e", "cpu-clock", "-o", str(tmp_path / "p.data")],
+            "stat": ["stat", "-e", GETPPID]}[cmd]
+    p, child = start_with_workload(args)
+    p.kill()
+    p.wait()
+    try:
+        assert wait_for(lambda: not alive(child), 5), "the workload runs on as an orphan"
+    finally:
+        if alive(child):
+            os.kill(child, signal.SIGKILL)
+        if cmd == "trace":
+            # the next run removes the instance the killed one left
+            sonde("trace", "-e", GETPPID, "-o", str(tmp_path / "u.dat"), "--", "true")

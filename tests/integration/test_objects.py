@@ -1,0 +1,176 @@
+"""Which object a sample belongs to, on anyone's capture: one file is one
+object (one row) however its mappings were recorded, and an object whose
+file changed since the capture is never read with the wrong symbols.
+perf report on the same file is the oracle."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import run, sonde, workload
+
+
+def rows(text):
+    """[(key words, percent)] of a --stdio report, in order, duplicates kept."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"\s+([\d.]+)%\s+(.*\S)\s*$", line)
+        if m:
+            out.append((tuple(m.group(2).split()), float(m.group(1))))
+    return out
+
+
+def sonde_rows(path, *args, env=None):
+    return rows(sonde("report", "-i", str(path), "--no-children", "--call-graph", "none",
+                      *args, env=env).stdout)
+
+
+def perf_rows(path, *args, env=None):
+    return rows(run(["perf", *args[:0], "report", "-i", str(path), "--stdio", "--no-children",
+                     *args], env=env).stdout)
+
+
+@pytest.fixture(scope="module")
+def system_wide(tmp_path_factory):
+    """`split` started before `sonde record -a` (its maps come from /proc:
+    path, dev, inode) and another `split` started inside it (the kernel's
+    MMAP2 records carry the build id)."""
+    data = tmp_path_factory.mktemp("objects") / "a.data"
+    early = subprocess.Popen([workload("split"), "3"])
+    try:
+        time.sleep(0.3)
+        sonde("record", "-a", "-F", "1000", "-o", str(data), "--", workload("split"), "1")
+    finally:
+        early.kill()
+        early.wait()
+    return data
+
+
+@pytest.mark.parametrize("sort", ["dso", "sym", "dso,sym"])
+def test_one_object_one_row_system_wide(system_wide, sort):
+    mine, theirs = sonde_rows(system_wide, "--sort", sort), perf_rows(system_wide, "--sort", sort)
+    # The objects both splits map (other programs of the machine may have
+    # different files of the same name: cross compilers' cc1s; by symbol
+    # alone, static copies of libc functions are rows of their own).
+    keys = [k for k, _ in mine if k[0] in ("split", "libc.so.6", "ld-linux-x86-64.so.2")]
+    if "dso" in sort:
+        assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1]
+    keys = [k for k, _ in mine]
+    assert len([k for k in keys if k[-1] in ("hot_fn", "split")]) == 1, keys
+    mine = dict(mine)
+    # Both splits ran the whole second: their rows are the largest user rows.
+    split = [(k, p) for k, p in theirs if p >= 1.0 and
+             (k[-1] in ("split", "hot_fn", "warm_fn") or "split" in k)]
+    assert split and max(p for _, p in split) > 5, theirs
+    for key, pct in split:
+        assert abs(mine.get(key, 0) - pct) <= 0.02, (key, mine.get(key), pct)
+
+
+def test_one_object_in_json_and_annotate(system_wide):
+    j = json.loads(sonde("report", "-i", str(system_wide), "--json", "--no-children",
+                         "--sort", "dso,sym").stdout)
+    hot = [e for e in j["entries"] if e.get("symbol") == "hot_fn"]
+    assert len(hot) == 1 and hot[0]["dso"] == "split", hot
+    a = json.loads(sonde("annotate", "-i", str(system_wide), "--json", "hot_fn").stdout)
+    assert [s["total"][0]["samples"] for s in a["symbols"]] == [hot[0]["self"][0]["samples"]]
+    # perf's count of hot_fn samples over both processes
+    perf = run(["perf", "report", "-i", str(system_wide), "--stdio", "--no-children",
+                "--sort", "sym", "-n"]).stdout
+    n = next(int(m.group(1)) for m in re.finditer(r"^\s+[\d.]+%\s+(\d+)\s+\[\.\] hot_fn\s*$",
+                                                   perf, re.M))
+    assert hot[0]["self"][0]["samples"] == n
+
+
+PROG = r"""
+#include <stdlib.h>
+static volatile unsigned long sink;
+#ifdef PAD
+__attribute__((noinline)) void pad_fn(void)
+{
+	for (int i = 0; i < 100; i++)
+		sink += i * 3;
+}
+#endif
+__attribute__((noinline)) void leaf_work(unsigned long n)
+{
+	unsigned long x = sink;
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	sink = x;
+}
+int main(int argc, char **argv)
+{
+#ifdef PAD
+	pad_fn();
+#endif
+	leaf_work(strtoul(argv[1], 0, 10));
+	return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def rebuilt(tmp_path_factory):
+    """A program recorded by sonde and by perf, copied into a perf build-id
+    cache, then rebuilt with another function in front of the hot one (so
+    the new file's symbols would name the old addresses wrongly).  HOME is
+    private, so ~/.debug is empty unless the test fills it."""
+    d = tmp_path_factory.mktemp("rebuilt")
+    (d / "prog.c").write_text(PROG)
+    (d / "home").mkdir()
+    env = dict(os.environ, HOME=str(d / "home"))
+    prog = str(d / "prog")
+    run(["cc", "-O1", "-g", "-o", prog, str(d / "prog.c")])
+    sonde("record", "-o", str(d / "s.data"), "--", prog, "150000000", env=env)
+    # --no-buildid-cache: perf 6.1 here may abort while caching (MACHINE.md)
+    run(["perf", "record", "--no-buildid-cache", "-e", "cpu-clock", "-o", str(d / "p.data"),
+         "--", prog, "150000000"], env=env)
+    run(["perf", "--buildid-dir", str(d / "cache"), "buildid-cache", "-a", prog], env=env)
+    run(["cc", "-O1", "-g", "-DPAD", "-o", prog + ".new", str(d / "prog.c")])
+    os.rename(prog + ".new", prog)
+    return d, env
+
+
+@pytest.mark.parametrize("who", ["s", "p"])
+def test_rebuilt_binary_is_refused(rebuilt, who):
+    """The old samples are not named with the new file's symbols: they stay
+    addresses, as perf shows them, and one line says why."""
+    d, env = rebuilt
+    data = d / f"{who}.data"
+    r = sonde("report", "-i", str(data), "--no-children", "--sort", "dso,sym", env=env)
+    mine = rows(r.stdout)
+    theirs = perf_rows(data, "--sort", "dso,sym", env=env)
+    prog_mine = [(k, p) for k, p in mine if k[0] == "prog"]
+    prog_theirs = [(k, p) for k, p in theirs if k[0] == "prog"]
+    assert sum(p for _, p in prog_theirs) > 90
+    assert all(re.fullmatch(r"0x[0-9a-f]+", k[-1]) for k, _ in prog_theirs), prog_theirs
+    assert sorted(prog_mine) == sorted(prog_theirs)
+    warned = [l for l in r.stderr.splitlines() if str(d / "prog") in l]
+    assert len(warned) == 1 and "build id" in warned[0], r.stderr
+
+
+@pytest.mark.parametrize("who", ["s", "p"])
+def test_rebuilt_binary_from_perf_buildid_cache(rebuilt, who):
+    """perf buildid-cache -a kept the recorded file: sonde finds it there
+    (--buildid-dir, and ~/.debug by default) and agrees with perf."""
+    d, env = rebuilt
+    data = d / f"{who}.data"
+    cache = str(d / "cache")
+    theirs = rows(run(["perf", "--buildid-dir", cache, "report", "-i", str(data), "--stdio",
+                       "--no-children", "--sort", "dso,sym"], env=env).stdout)
+    top = max(theirs, key=lambda kp: kp[1])
+    assert top[0] == ("prog", "[.]", "leaf_work") and top[1] > 90, theirs
+    for args, e in ((["--buildid-dir", cache], env),
+                    ([], dict(env, HOME=str(d / "dothome")))):
+        if not args:
+            os.makedirs(d / "dothome", exist_ok=True)
+            if not os.path.exists(d / "dothome" / ".debug"):
+                shutil.copytree(cache, d / "dothome" / ".debug", symlinks=True)
+        r = sonde("report", "-i", str(data), "--no-children", "--sort", "dso,sym", *args, env=e)
+        mine = dict(rows(r.stdout))
+        assert mine.get(top[0]) == top[1], (args, mine)
+        assert "build id" not in r.stderr
