@@ -51,16 +51,18 @@ static const char record_usage[] =
 	"  -t, --tid TID[,TID]    record existing threads\n"
 	"  -a, --all-cpus         record every CPU (system wide)\n"
 	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
-	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old)\n"
+	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old);\n"
+	"                         - or a FIFO: perf's pipe format, streamed (perf report -i -)\n"
 	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
 	"  -z, --compression-level[=N]\n"
 	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
-	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]\n"
+	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
 	"                         capture on a target running sonde-agent (the command\n"
 	"                         runs there); the file is written here\n"
-	"      --token-file FILE  the agent's token (needed off loopback)\n"
+	"      --token-file FILE  the agent's token (or --token TOKEN, or $SONDE_AGENT_TOKEN;\n"
+	"                         a local agent's default file is read when none is given)\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
@@ -81,7 +83,8 @@ struct record_opts {
 	int zlevel;   /* 0: no compression */
 	char **argv;
 	/* --target: the -e and --filter arguments go to the target as they are */
-	const char *target, *token_file;
+	const char *target;
+	struct cli_agent_auth auth;
 	const char **specs, **spec_filters;
 	size_t nspecs;
 };
@@ -179,7 +182,7 @@ static int add_remote_spec(struct record_opts *o, const char *spec)
 
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN };
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -197,6 +200,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
+		{"token", required_argument, NULL, OPT_TOKEN_STR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -215,7 +219,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			o->target = optarg;
 			break;
 		case OPT_TOKEN:
-			o->token_file = optarg;
+			o->auth.token_file = optarg;
+			break;
+		case OPT_TOKEN_STR:
+			o->auth.token = optarg;
 			break;
 		case 'e': {
 			size_t before = o->events.n;
@@ -322,8 +329,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		o->argv = &argv[optind];
 	if (cli_check_target("record", o->argv != NULL, o->npids, o->ntids, o->all_cpus))
 		return EXIT_USAGE;
-	if (o->token_file && !o->target)
-		return cli_usage_error("record", "--token-file goes with --target");
+	if ((o->auth.token_file || o->auth.token) && !o->target)
+		return cli_usage_error("record", "--token and --token-file go with --target");
 	if (o->target)
 		return 0; /* the target picks its default event */
 	if (!o->events.n) {
@@ -376,7 +383,7 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
 						 ids, n);
 
 		if (r < 0) {
@@ -432,7 +439,11 @@ static void print_summary(struct capture *c)
 			packed ? (double)raw / (double)packed : 0.0);
 	}
 	fprintf(stderr, " (%llu samples", (unsigned long long)samples);
-	if (lost)
+	/* The events' own counts, what perf report says ("Total Lost Samples");
+	 * the rings' LOST records only on kernels without them. */
+	if (c->rec->lost_format && c->rec->lost_samples)
+		fprintf(stderr, ", %llu lost", (unsigned long long)c->rec->lost_samples);
+	else if (!c->rec->lost_format && lost)
 		fprintf(stderr, ", %llu lost on CPUs %s", (unsigned long long)lost, lost_cpus);
 	if (throttles)
 		fprintf(stderr, ", throttled %llu times", (unsigned long long)throttles);
@@ -465,12 +476,17 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* A capture that fails to start must leave the previous file alone. */
-	r = sonde_outfile_open(&c->of, o->output, 0600, SONDE_OUTFILE_KEEP_OLD, &err);
+	r = sonde_outfile_open(&c->of, o->output, 0600,
+			       SONDE_OUTFILE_KEEP_OLD | SONDE_OUTFILE_STDOUT, &err);
 	if (r < 0) {
 		cli_error("%s", err.text);
 		return EXIT_FAIL;
 	}
-	r = sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
+	/* "-", a FIFO: perf's pipe mode; a reader that goes away is a write error. */
+	if (c->of.stream)
+		signal(SIGPIPE, SIG_IGN);
+	r = c->of.stream ? sonde_pd_writer_open_stream(&c->w, c->of.fd, &err)
+			 : sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
 	if (r < 0) {
 		cli_error("%s", err.text);
 		return EXIT_FAIL;
@@ -538,6 +554,10 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	r = declare_events(c);
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
+	/* Before the first record: a stream can't add it later. */
+	if (r == 0 && c->of.stream &&
+	    sonde_record_tracing_data(c->w, c->rec, cli_roots(c->cli)->tracefs) < 0)
+		cli_warn("the event formats could not be read: tracepoint fields won't decode");
 	if (r == 0)
 		r = sonde_capture_synthesize(&c->cap, writer_emit, c->w);
 	if (r == 0 && c->cap.kernel_map_hidden)
@@ -609,7 +629,7 @@ static int run_remote(struct record_opts *o, int argc, char **argv)
 			req.argc++;
 		req.argv = (const char **)o->argv;
 	}
-	ret = record_remote(o->target, o->token_file, &req, o->output, o->zlevel);
+	ret = record_remote(o->target, &o->auth, &req, o->output, o->zlevel);
 out:
 	free(cmdline);
 	free(pids);
@@ -654,7 +674,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		if (c.rec && ret == EXIT_OK)
 			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
 						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
-		if (c.rec && ret == EXIT_OK && !c.write_err) {
+		/* The pass re-reads the file: a stream has no build-id table (as perf's). */
+		if (c.rec && ret == EXIT_OK && !c.write_err && !c.of.stream) {
 			int b = sonde_record_build_ids(c.w, c.of.tmp ? c.of.tmp : o.output, "/sys");
 
 			if (b < 0 && !r)
