@@ -49,7 +49,8 @@ struct sonde_record {
 	struct perf_event_attr *attrs; /* owned: the attr each event was opened with */
 	int *fds;                      /* owned: [event * nslots + slot], -1 where not opened */
 	uint64_t *ids;                 /* owned: kernel ids, same layout */
-	size_t nevents, nslots;
+	size_t nevents, nslots;        /* nevents: the list's, plus the dummy when system wide */
+	size_t track;                  /* the event carrying the side-band records */
 	struct sonde_ring *rings;      /* owned: one per CPU */
 	struct sonde_ring_stats *stats;/* owned: one per ring */
 	size_t nrings;
@@ -73,6 +74,14 @@ struct sonde_record {
 int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts *o);
 void sonde_record_close(struct sonde_record *r);
 int sonde_record_enable(struct sonde_record *r);
+/*
+ * Enables the side-band event alone, when it is one of its own (system
+ * wide: a dummy after the list's events), so FORK/COMM/MMAP records flow
+ * while /proc is read and samples start only after.  Return: 0 or -errno.
+ */
+int sonde_record_enable_sideband(struct sonde_record *r);
+/* Borrowed: the name of event @i (the list's, or the side-band dummy). */
+const char *sonde_record_event_name(const struct sonde_record *r, size_t i);
 int sonde_record_disable(struct sonde_record *r);
 
 /* Kernel ids of event @ev on every slot where it opened. Return: count. */
@@ -108,9 +117,17 @@ struct sonde_pd_writer;
  */
 int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv);
 
+/*
+ * The tracing data feature: the format files of @r's tracepoints, from
+ * @tracefs (nothing without tracepoints).  A stream output needs it before
+ * the first record; otherwise sonde_record_end_features() sets it.
+ */
+int sonde_record_tracing_data(struct sonde_pd_writer *w, const struct sonde_record *r,
+			      const char *tracefs);
+
 /**
  * sonde_record_end_features() - the features known after it: tracing data
- * (the format files of the recorded tracepoints, from @tracefs), the time
+ * (unless already set; from @tracefs), the time
  * of the first and last sample, module section addresses, and with
  * @kallsyms a kallsyms snapshot
  * Return: 0 or the first error (the others are still written).

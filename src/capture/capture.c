@@ -61,7 +61,21 @@ int sonde_capture_synthesize(struct sonde_capture *c, sonde_emit_fn emit, void *
 	    .ctx = ctx,
 	    .mmap_data = ro->callgraph == SONDE_CG_DWARF,
 	};
-	int r = sonde_synth_kernel_mmap(&s);
+	int r;
+
+	/*
+	 * System wide, the side-band runs before /proc is read, as perf enables
+	 * its tracking event before synthesizing: a process forked meanwhile is
+	 * then in the listing or has its own FORK/COMM/MMAP records, never
+	 * neither (enabled after, nearly every run with a process spawner lost
+	 * a child's COMM and maps).  Samples start after, so a process that
+	 * dies while /proc is read has none.  A process both listed and
+	 * recorded gets its COMM/MMAP twice, which replays harmlessly
+	 * (synthesized records carry time 0 and come first).
+	 */
+	r = sonde_record_enable_sideband(c->rec);
+	if (r == 0)
+		r = sonde_synth_kernel_mmap(&s);
 
 	/* Hidden kernel addresses (kptr_restrict) cost kernel symbols, not the capture. */
 	if (r == -EACCES || r == -ENOENT) {

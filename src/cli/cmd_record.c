@@ -51,7 +51,8 @@ static const char record_usage[] =
 	"  -t, --tid TID[,TID]    record existing threads\n"
 	"  -a, --all-cpus         record every CPU (system wide)\n"
 	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
-	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old)\n"
+	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old);\n"
+	"                         - or a FIFO: perf's pipe format, streamed (perf report -i -)\n"
 	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
 	"  -z, --compression-level[=N]\n"
 	"                         compress records with zstd level N (default 1), as perf -z\n"
@@ -376,7 +377,7 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
 						 ids, n);
 
 		if (r < 0) {
@@ -469,12 +470,17 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* A capture that fails to start must leave the previous file alone. */
-	r = sonde_outfile_open(&c->of, o->output, 0600, SONDE_OUTFILE_KEEP_OLD, &err);
+	r = sonde_outfile_open(&c->of, o->output, 0600,
+			       SONDE_OUTFILE_KEEP_OLD | SONDE_OUTFILE_STDOUT, &err);
 	if (r < 0) {
 		cli_error("%s", err.text);
 		return EXIT_FAIL;
 	}
-	r = sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
+	/* "-", a FIFO: perf's pipe mode; a reader that goes away is a write error. */
+	if (c->of.stream)
+		signal(SIGPIPE, SIG_IGN);
+	r = c->of.stream ? sonde_pd_writer_open_stream(&c->w, c->of.fd, &err)
+			 : sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
 	if (r < 0) {
 		cli_error("%s", err.text);
 		return EXIT_FAIL;
@@ -542,6 +548,10 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	r = declare_events(c);
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
+	/* Before the first record: a stream can't add it later. */
+	if (r == 0 && c->of.stream &&
+	    sonde_record_tracing_data(c->w, c->rec, cli_roots(c->cli)->tracefs) < 0)
+		cli_warn("the event formats could not be read: tracepoint fields won't decode");
 	if (r == 0)
 		r = sonde_capture_synthesize(&c->cap, writer_emit, c->w);
 	if (r == 0 && c->cap.kernel_map_hidden)
@@ -658,7 +668,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		if (c.rec && ret == EXIT_OK)
 			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
 						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
-		if (c.rec && ret == EXIT_OK && !c.write_err) {
+		/* The pass re-reads the file: a stream has no build-id table (as perf's). */
+		if (c.rec && ret == EXIT_OK && !c.write_err && !c.of.stream) {
 			int b = sonde_record_build_ids(c.w, c.of.tmp ? c.of.tmp : o.output, "/sys");
 
 			if (b < 0 && !r)

@@ -98,3 +98,66 @@ def test_header_only_stream_is_an_error_not_a_crash():
     data = b"PERFILE2" + (16).to_bytes(8, "little")
     rc, out, err = piped([sonde_path(), "report", "-i", "-"], data)
     assert rc == 1 and "declares no events" in err
+
+
+def sonde_record_stream(*args, cwd=None):
+    """sonde record -o - ...: (returncode, stream bytes, stderr)."""
+    p = subprocess.run([sonde_path(), "record", "-o", "-", *args], capture_output=True,
+                       timeout=120, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr.decode()
+
+
+def test_record_to_stdout_is_perf_pipe_mode(tmp_path, tracefs):
+    rc, data, err = sonde_record_stream("-e", GETPPID + ",sched:sched_switch,cpu-clock", "--",
+                                        workload("getppid_loop"), str(N_GETPPID), cwd=tmp_path)
+    assert rc == 0, err
+    assert data[:16] == b"PERFILE2" + (16).to_bytes(8, "little")
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+    rc, theirs, perr = piped(["perf", "script", "-i", "-", "-F", "event"], data)
+    assert rc == 0 and perr == "", perr
+    assert event_counts(theirs)[GETPPID] == N_GETPPID
+    rc, ours, err = piped([sonde_path(), "script", "-i", "-", "-F", "event"], data)
+    assert rc == 0, err
+    assert event_counts(ours) == event_counts(theirs)
+    # Fields decode in perf from the HEADER_TRACING_DATA record sonde sent.
+    f = "tid,event,trace"
+    rc, theirs, _ = piped(["perf", "script", "-i", "-", "-F", f], data)
+    switches = [l for l in theirs.splitlines() if "sched:sched_switch" in l]
+    assert switches and all("prev_comm=" in l for l in switches)
+    rc, ours, _ = piped([sonde_path(), "script", "-i", "-", "-F", f, "--event",
+                         "sched:sched_switch"], data)
+    assert ours.splitlines() == switches
+
+
+def test_record_pipe_into_both_reports(tmp_path):
+    """sonde record -o - -- cmd | perf report -i - and | sonde report -i -."""
+    rc, data, err = sonde_record_stream("-z", "--", workload("getppid_loop"), "200000")
+    assert rc == 0, err
+    rc, theirs, perr = piped(["perf", "report", "-i", "-", "--stdio", "--sort", "comm"], data)
+    assert rc == 0 and "Error" not in perr, perr
+    m = re.search(r"# Samples: (\d+)\s+of event 'cpu-clock'", theirs)
+    assert m and int(m.group(1)) > 10, theirs
+    rc, ours, err = piped([sonde_path(), "report", "-i", "-", "--stdio", "--sort", "comm"], data)
+    assert rc == 0, err
+    assert re.search(r"# Samples: %s\s+of event 'cpu-clock'" % m.group(1), ours), ours
+    assert re.search(r"100\.00%\s+getppid_loop", ours)
+
+
+def test_record_into_a_fifo(tmp_path, tracefs):
+    """A FIFO gets the pipe format (no seeks, no 'Illegal seek'), and stays a FIFO."""
+    import os
+    import stat
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # The shell's open blocks until sonde opens the other end (a non-blocking
+    # open would let perf read EOF at once, and sonde would then wait for a reader).
+    reader = subprocess.Popen(["sh", "-c", 'exec perf script -i - -F event < "$0"', str(fifo)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = sonde("record", "-e", GETPPID, "-o", str(fifo), "--", workload("getppid_loop"),
+              str(N_GETPPID))
+    out, perr = reader.communicate(timeout=60)
+    assert "Illegal seek" not in p.stderr
+    assert reader.returncode == 0, perr
+    assert event_counts(out)[GETPPID] == N_GETPPID
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["fifo"]
