@@ -55,6 +55,8 @@ struct sonde_record {
 	struct sonde_ring_stats *stats;/* owned: one per ring */
 	size_t nrings;
 	bool build_ids;                /* the kernel puts build ids in MMAP2 */
+	bool lost_format;              /* events count their lost samples (PERF_FORMAT_LOST) */
+	uint64_t lost_samples;         /* their sum, once sonde_record_write_lost() ran */
 	size_t time_off;               /* offset of a sample's time (the same for every event) */
 	uint64_t max_freq;             /* kernel.perf_event_max_sample_rate */
 	uint64_t freq_asked;           /* when capped: what the user asked for */
@@ -93,6 +95,15 @@ size_t sonde_record_pollfds(const struct sonde_record *r, struct pollfd *pfd, si
  * Return: bytes drained, or the sink's negative error.
  */
 long sonde_record_drain(struct sonde_record *r, sonde_ring_sink sink, void *ctx);
+
+/**
+ * sonde_record_write_lost() - after the capture (before closing), one
+ * PERF_RECORD_LOST_SAMPLES record into @sink for every event fd whose
+ * samples were dropped, as perf record writes them (its
+ * record__read_lost_samples): perf report's "Total Lost Samples" is their sum
+ * Return: 0, or the sink's negative error.
+ */
+int sonde_record_write_lost(struct sonde_record *r, sonde_ring_sink sink, void *ctx);
 
 /* Bytes of the sample_id_all trailer of non-sample records (same for all events). */
 size_t sonde_record_id_hdr_size(const struct sonde_record *r);

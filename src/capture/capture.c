@@ -246,8 +246,16 @@ int sonde_capture_run(struct sonde_capture *c)
 	}
 	if (c->wl.pid > 0 && c->status >= 0)
 		c->wl.pid = -1; /* reaped */
-	if (c->end != SONDE_CAPTURE_SINK_ERROR)
-		drain(c);
+	if (c->end != SONDE_CAPTURE_SINK_ERROR && drain(c) == 0) {
+		/* What each event lost, read from its counters, after the last
+		 * records: perf record's LOST_SAMPLES at the end of the file. */
+		int r2 = sonde_record_write_lost(c->rec, c->o.sink, c->o.sink_ctx);
+
+		if (r2 < 0) {
+			c->sink_err = r2;
+			c->end = SONDE_CAPTURE_SINK_ERROR;
+		}
+	}
 	return 0;
 }
 

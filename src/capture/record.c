@@ -35,6 +35,10 @@
 #define USER_REGS_MASK 0ull
 #endif
 
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4) /* uapi headers before 6.0 */
+#endif
+
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
 #define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
 #endif
@@ -101,6 +105,10 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 	if (a->freq && a->sample_freq > r->max_freq && r->max_freq)
 		a->sample_freq = r->max_freq;
 	a->sample_id_all = 1;
+	/* The samples each event dropped, for the LOST_SAMPLES records written at
+	 * the end (record_lost.c); kernels before 6.0 refuse it: see open_one(). */
+	if (r->lost_format)
+		a->read_format |= PERF_FORMAT_LOST;
 	a->disabled = 1;
 	a->inherit = !o->system_wide;
 	a->enable_on_exec = o->target.workload > 0 && !o->system_wide;
@@ -142,6 +150,15 @@ static int open_one(struct sonde_record *r, size_t i, pid_t pid, int cpu)
 	struct perf_event_attr a = r->attrs[i];
 	int fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
+	/* Kernels before 6.0 don't know PERF_FORMAT_LOST: retry without (every
+	 * event: the attrs written to the file say what was opened). */
+	if (fd < 0 && errno == EINVAL && (a.read_format & PERF_FORMAT_LOST)) {
+		r->lost_format = false;
+		for (size_t k = 0; k < r->nevents; k++)
+			r->attrs[k].read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		a.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	/* Kernels before 5.12 don't know build_id: retry without. */
 	if (fd < 0 && errno == EINVAL && a.build_id) {
 		r->build_ids = false;
@@ -183,6 +200,7 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 	/* System wide, the side-band gets its own event (see dummy_event). */
 	r->track = o->system_wide ? r->nevents++ : 0;
 	r->build_ids = true;
+	r->lost_format = true;
 	if (sonde_read_u64("/proc/sys/kernel/perf_event_max_sample_rate", &r->max_freq) < 0)
 		r->max_freq = 0;
 	if (!o->period && r->max_freq && o->freq > r->max_freq)

@@ -439,7 +439,11 @@ static void print_summary(struct capture *c)
 			packed ? (double)raw / (double)packed : 0.0);
 	}
 	fprintf(stderr, " (%llu samples", (unsigned long long)samples);
-	if (lost)
+	/* The events' own counts, what perf report says ("Total Lost Samples");
+	 * the rings' LOST records only on kernels without them. */
+	if (c->rec->lost_format && c->rec->lost_samples)
+		fprintf(stderr, ", %llu lost", (unsigned long long)c->rec->lost_samples);
+	else if (!c->rec->lost_format && lost)
 		fprintf(stderr, ", %llu lost on CPUs %s", (unsigned long long)lost, lost_cpus);
 	if (throttles)
 		fprintf(stderr, ", throttled %llu times", (unsigned long long)throttles);
