@@ -752,3 +752,18 @@ def test_buildid_only_from_the_captured_file(agent_factory, tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_agent_links_the_explainer_not_the_doctor():
+    """The agent explains a failed perf_event_open with the doctor's
+    explainer, and links nothing else of the doctor (its checks, run table
+    and report: ~30 KB of a static binary)."""
+    out = run(["nm", "--defined-only", AGENT], check=False)
+    if out.returncode or "no symbols" in out.stderr:
+        pytest.skip(f"{AGENT} is stripped")
+    names = {ln.split()[-1] for ln in out.stdout.splitlines() if ln.strip()}
+    assert "sonde_doctor_explain_open_error" in names
+    doctor = sorted(n for n in names if "doctor" in n and not n.startswith("doctor_"))
+    assert doctor == ["sonde_doctor_config_default", "sonde_doctor_errno_name",
+                      "sonde_doctor_explain_open_error",
+                      "sonde_doctor_explain_open_error_at"], doctor
