@@ -193,3 +193,39 @@ def test_samples_at_exec_time_keep_the_old_image(tmp_path):
     named = [(k, p) for k, p in theirs if p >= 1.0 and not re.fullmatch(r"(0x)?[0-9a-f]+", k[-1])]
     for key, pct in named:
         assert mine.get(key) == pct, (key, mine.get(key), pct)
+
+
+@pytest.fixture(scope="module")
+def vdso_captures(tmp_path_factory):
+    """vdso_loop (clock_gettime in a loop: nearly all its time in the vDSO)
+    recorded by sonde and by perf; perf keeps the vDSO image in its
+    build-id cache (a private HOME's ~/.debug/[vdso]/<build id>/vdso)."""
+    d = tmp_path_factory.mktemp("vdso")
+    (d / "home").mkdir()
+    env = dict(os.environ, HOME=str(d / "home"))
+    sonde("record", "-o", str(d / "s.data"), "--", workload("vdso_loop"), env=env)
+    run(["perf", "record", "-e", "cpu-clock", "-o", str(d / "p.data"), "--",
+         workload("vdso_loop")], env=env)
+    assert list((d / "home" / ".debug" / "[vdso]").glob("*/vdso"))
+    return d, env
+
+
+@pytest.mark.parametrize("who,home", [("s", "home"), ("s", "empty"), ("p", "home"), ("p", "empty")])
+def test_vdso_is_resolved(vdso_captures, who, home):
+    """[vdso] samples get the vDSO's symbols, as perf names them: from
+    perf's build-id cache, or from this machine's own vDSO when the build
+    ids match (HOME without a cache)."""
+    d, env = vdso_captures
+    env = dict(env, HOME=str(d / home))
+    data = d / f"{who}.data"
+    args = ("--sort", "dso,sym")
+    mine = dict(sonde_rows(data, *args, env=env))
+    theirs = perf_rows(data, *args, env=dict(env, HOME=str(d / "home")))
+    top = max(theirs, key=lambda kp: kp[1])
+    assert top[0] == ("[vdso]", "[.]", "__vdso_clock_gettime") and top[1] > 50, theirs
+    assert mine.get(top[0]) == top[1], (mine, top)
+    a = json.loads(sonde("annotate", "-i", str(data), "--json", "__vdso_clock_gettime",
+                         env=env).stdout)
+    where = a["symbols"][0]["symbol_file"]
+    assert where.endswith("/vdso") if home == "home" else where == "[vdso] of this kernel", where
+    assert a["symbols"][0]["total"][0]["samples"] > 100
