@@ -189,10 +189,11 @@ def test_samples_at_exec_time_keep_the_old_image(tmp_path):
     args = ("--children", "--sort", "comm,dso,sym", "-g", "none")
     mine = dict(rows(sonde("report", "-i", str(data), *args).stdout))
     theirs = rows(run(["perf", "report", "-i", str(data), "--stdio", *args]).stdout)
+    # 300 execs: some samples always fall in the new comm's execve (1-20%)
     execve = [(k, p) for k, p in theirs if k[0] == "true" and k[-1] == "__GI___execve"]
-    assert execve and execve[0][1] > 2, theirs[:20]
+    assert execve and execve[0][1] > 0, theirs[:20]
     named = [(k, p) for k, p in theirs if p >= 1.0 and not re.fullmatch(r"(0x)?[0-9a-f]+", k[-1])]
-    for key, pct in named:
+    for key, pct in named + execve:
         assert mine.get(key) == pct, (key, mine.get(key), pct)
 
 
