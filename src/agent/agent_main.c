@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 
 		if (r < 0)
 			return fail(2, "token file %s: %s", token_file,
-				    r == -EINVAL ? "empty or longer than 256 bytes" : strerror(-r));
+				    r == -EINVAL ? "empty or longer than 256 bytes" : sonde_strerror(r));
 		cfg.token = (const uint8_t *)token;
 		cfg.token_len = token_len;
 	}

@@ -42,7 +42,7 @@ static int read_token(const char *path, char **tok, size_t *len)
 	int r = sonde_read_all(path, tok, len);
 
 	if (r < 0) {
-		cli_error("token file %s: %s", path, strerror(-r));
+		cli_error("token file %s: %s", path, sonde_strerror(r));
 		return -1;
 	}
 	while (*len &&
@@ -230,7 +230,7 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 			cli_warn("the capture ended early on the target: %s", c.end.message);
 		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
 		if (r < 0)
-			cli_warn("build ids: %s", strerror(-r));
+			cli_warn("build ids: %s", sonde_strerror(r));
 		summary(&c, w, target, output);
 		sonde_agent_client_bye(&c);
 		ret = EXIT_OK;
