@@ -343,7 +343,7 @@ static int send_events(struct session *s, struct sonde_capture *c, const struct 
 	for (size_t i = 0; i < rec->nevents; i++) {
 		uint64_t *mine = ids + i * rec->nslots;
 
-		e.ev[i].name = l->events[i].name;
+		e.ev[i].name = sonde_record_event_name(rec, i);
 		e.ev[i].attr = &rec->attrs[i];
 		e.ev[i].attr_len = sizeof(rec->attrs[i]);
 		e.ev[i].ids = mine;

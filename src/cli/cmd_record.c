@@ -377,7 +377,7 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
 						 ids, n);
 
 		if (r < 0) {
@@ -456,7 +456,11 @@ static void print_summary(struct capture *c, const struct summary *sum)
 			(unsigned long long)sum->samples, (unsigned long long)samples);
 	else
 		fprintf(stderr, " (%llu samples", (unsigned long long)samples);
-	if (lost)
+	/* The events' own counts, what perf report says ("Total Lost Samples");
+	 * the rings' LOST records only on kernels without them. */
+	if (c->rec->lost_format && c->rec->lost_samples)
+		fprintf(stderr, ", %llu lost", (unsigned long long)c->rec->lost_samples);
+	else if (!c->rec->lost_format && lost)
 		fprintf(stderr, ", %llu lost on CPUs %s", (unsigned long long)lost, lost_cpus);
 	if (throttles)
 		fprintf(stderr, ", throttled %llu times", (unsigned long long)throttles);

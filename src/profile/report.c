@@ -362,6 +362,11 @@ static const char *attr_name(const struct perf_event_attr *a)
 }
 
 /* The events of the capture and a profile with a column for each. */
+static bool is_dummy(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
+}
+
 static int start_events(struct pass *ps)
 {
 	struct sonde_report *rep = ps->rep;
@@ -369,17 +374,26 @@ static int start_events(struct pass *ps)
 	struct sonde_profile_opts po = {0};
 	int err;
 
-	rep->nevents = sonde_pd_reader_nr_attrs(rep->reader);
-	if (!rep->nevents)
+	size_t nattrs = sonde_pd_reader_nr_attrs(rep->reader), ndummy = 0;
+
+	if (!nattrs)
 		return SONDE_E_FORMAT;
-	rep->events = calloc(rep->nevents, sizeof(*rep->events));
-	rep->event_names = calloc(rep->nevents, sizeof(*rep->event_names));
+	for (size_t i = 0; i < nattrs; i++)
+		ndummy += is_dummy(&sonde_pd_reader_attr(rep->reader, i)->attr);
+	rep->events = calloc(nattrs, sizeof(*rep->events));
+	rep->event_names = calloc(nattrs, sizeof(*rep->event_names));
 	if (!rep->events || !rep->event_names)
 		return -ENOMEM;
-	for (size_t i = 0; i < rep->nevents; i++) {
-		rep->events[i] = sonde_pd_reader_attr(rep->reader, i);
-		rep->event_names[i] =
-		    rep->events[i]->name ? rep->events[i]->name : attr_name(&rep->events[i]->attr);
+	/* The side-band's dummy events (perf's and sonde's -a) never sample:
+	 * no column or section of their own, unless they are all there is. */
+	rep->nevents = 0;
+	for (size_t i = 0; i < nattrs; i++) {
+		const struct sonde_pd_attr *a = sonde_pd_reader_attr(rep->reader, i);
+
+		if (ndummy < nattrs && is_dummy(&a->attr))
+			continue;
+		rep->events[rep->nevents] = a;
+		rep->event_names[rep->nevents++] = a->name ? a->name : attr_name(&a->attr);
 	}
 	memcpy(po.keys, o->keys, sizeof(po.keys));
 	po.nkeys = o->nkeys;

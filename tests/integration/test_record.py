@@ -213,6 +213,29 @@ def test_system_wide_sees_processes_started_before(tmp_path):
     assert re.search(r"split\s+\[\.\] hot_fn", r.stdout), r.stdout[:3000]
 
 
+def test_system_wide_start_has_no_unknown_processes(tmp_path):
+    """Processes forked while `record -a` starts (spawner forks without
+    pause; its children burn 20 ms and never exec) all have their COMM and
+    maps: the side-band runs before /proc is read and samples start after,
+    as in perf.  Before, nearly every run had `:PID` rows."""
+    unknown, spawner = [], 0
+    for i in range(5):
+        out = tmp_path / f"r{i}.data"
+        sp = subprocess.Popen([workload("spawner"), "2"])
+        try:
+            time.sleep(0.2)
+            sonde("record", "-a", "-F", "1000", "-o", str(out), "--", "sleep", "0.3")
+        finally:
+            sp.wait()
+        for who, text in (("sonde", sonde("report", "-i", str(out), "--sort", "comm").stdout),
+                          ("perf", perf_report(out, "--sort", "comm").stdout)):
+            rows = re.findall(r"^\s+([\d.]+)%\s+(\S+)\s*$", text, re.M)
+            unknown += [(i, who, comm) for _, comm in rows if comm.startswith(":")]
+            spawner += sum(1 for _, comm in rows if comm == "spawner")
+    assert not unknown, unknown
+    assert spawner == 10, spawner  # the spawner's row in every run, by both tools
+
+
 def test_attach_to_process(tmp_path):
     out = tmp_path / "p.data"
     bg = background_split(1)
