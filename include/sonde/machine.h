@@ -8,8 +8,9 @@
  *
  * Processes are found by pid, threads by tid; a thread belongs to the
  * process of its pid.  Forks copy the parent's maps into a new process,
- * an exec (COMM with the exec flag) drops them, MMAP/MMAP2 replace what
- * they overlap.  Everything is owned by the machine and freed with it.
+ * MMAP/MMAP2 replace what they overlap; an exec (COMM with the exec flag)
+ * keeps them for the samples taken while the exec runs, until the new
+ * image's MMAPs replace them, as perf does.  Everything is owned by the machine and freed with it.
  */
 #ifndef SONDE_MACHINE_H
 #define SONDE_MACHINE_H

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,29 @@ static int tcp_connect(struct sonde_agent_client *c, const char *target)
 		return sonde_errmsg_set(&c->err, r ? r : -ECONNREFUSED,
 					"can't connect to the agent at %s: %s", target,
 					sonde_strerror(r ? r : -ECONNREFUSED));
+	c->conn.rfd = c->conn.wfd = fd;
+	return 0;
+}
+
+/* unix:PATH: an agent on this machine that checks its peers' credentials. */
+static int unix_connect(struct sonde_agent_client *c, const char *target)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	const char *path = target + 5;
+	int fd;
+
+	if (!path[0] || strlen(path) >= sizeof(sun.sun_path))
+		return sonde_errmsg_set(&c->err, -EINVAL, "bad unix socket target '%s'", target);
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return sonde_errmsg_set(&c->err, -e, "can't connect to the agent at %s: %s", target,
+					strerror(e));
+	}
 	c->conn.rfd = c->conn.wfd = fd;
 	return 0;
 }
@@ -146,7 +170,9 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 	memset(c, 0, sizeof(*c));
 	c->ssh_pid = -1;
 	c->conn.rfd = c->conn.wfd = -1;
-	r = !strncmp(target, "ssh://", 6) ? ssh_connect(c, target) : tcp_connect(c, target);
+	r = !strncmp(target, "ssh://", 6)  ? ssh_connect(c, target)
+	    : !strncmp(target, "unix:", 5) ? unix_connect(c, target)
+					   : tcp_connect(c, target);
 	if (r < 0)
 		return r;
 	if ((r = expect(c, SONDE_AM_HELLO, &m, "hello")) < 0)
@@ -166,7 +192,9 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 					"big-endian targets are not supported yet");
 	if ((c->hello.flags & SONDE_AGENT_F_TOKEN) && !token_len)
 		return sonde_errmsg_set(&c->err, -EACCES,
-					"the agent at %s requires a token: give --token-file",
+					"the agent at %s requires a token: give --token-file, "
+					"--token or SONDE_AGENT_TOKEN (an agent on this machine "
+					"keeps it in /run/sonde-agent/token, readable by root)",
 					target);
 	sonde_wbuf_begin(&b, SONDE_AM_AUTH);
 	sonde_wbuf_u32(&b, SONDE_AGENT_PROTO_VERSION);

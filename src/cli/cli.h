@@ -55,10 +55,15 @@ struct sonde_evlist;
 void cli_user_only(struct sonde_evlist *l, const bool *user_only);
 
 struct sonde_agent_record_req;
+/* How a host authenticates to an agent: --token, --token-file (either may
+ * be NULL; then $SONDE_AGENT_TOKEN, then a local agent's default file). */
+struct cli_agent_auth {
+	const char *token, *token_file;
+};
 /* record_remote.c: --target for record and list. */
-int record_remote(const char *target, const char *token_file, struct sonde_agent_record_req *req,
-		  const char *output, int zlevel);
-int list_remote(const char *target, const char *token_file, const char *glob);
+int record_remote(const char *target, const struct cli_agent_auth *auth,
+		  struct sonde_agent_record_req *req, const char *output, int zlevel);
+int list_remote(const char *target, const struct cli_agent_auth *auth, const char *glob);
 
 int cmd_stat(int argc, char **argv, struct cli *cli);
 int cmd_record(int argc, char **argv, struct cli *cli);

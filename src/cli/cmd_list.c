@@ -29,8 +29,10 @@ static const char list_usage[] =
 	"A GLOB (e.g. 'sched:*', '*fault*') keeps matching names; a class keeps one group.\n"
 	"Groups this machine can't use are marked as such.\n"
 	"\n"
-	"  --target HOST:PORT|ssh://...  list what a target running sonde-agent supports\n"
-	"  --token-file FILE             the agent's token\n";
+	"  --target HOST:PORT|ssh://...|unix:PATH\n"
+	"                                list what a target running sonde-agent supports\n"
+	"  --token-file FILE             the agent's token (or --token TOKEN, or\n"
+	"                                $SONDE_AGENT_TOKEN; see sonde-agent(1))\n";
 
 struct lister {
 	const char *glob;  /* NULL: everything */
@@ -194,8 +196,10 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
 					     {"target", required_argument, NULL, 'T'},
 					     {"token-file", required_argument, NULL, 'K'},
+					     {"token", required_argument, NULL, 'k'},
 					     {0}};
-	const char *target = NULL, *token_file = NULL;
+	const char *target = NULL;
+	struct cli_agent_auth auth = {0};
 	static const char *const classes[] = {"hw", "sw", "cache", "pmu", "tracepoint", "probe"};
 	struct lister ls = {0};
 	const struct sonde_roots *roots;
@@ -207,8 +211,8 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			fputs(list_usage, stdout);
 			return EXIT_OK;
 		}
-		if (c == 'T' || c == 'K') {
-			*(c == 'T' ? &target : &token_file) = optarg;
+		if (c == 'T' || c == 'K' || c == 'k') {
+			*(c == 'T' ? &target : c == 'K' ? &auth.token_file : &auth.token) = optarg;
 			continue;
 		}
 		return cli_usage_error("list", "unknown option");
@@ -216,7 +220,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	if (optind < argc - 1)
 		return cli_usage_error("list", "give at most one GLOB");
 	if (target)
-		return list_remote(target, token_file, optind < argc ? argv[optind] : NULL);
+		return list_remote(target, &auth, optind < argc ? argv[optind] : NULL);
 	if (optind < argc) {
 		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
 			if (!strcmp(argv[optind], classes[i]))

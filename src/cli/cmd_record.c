@@ -58,10 +58,11 @@ static const char record_usage[] =
 	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
-	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]\n"
+	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
 	"                         capture on a target running sonde-agent (the command\n"
 	"                         runs there); the file is written here\n"
-	"      --token-file FILE  the agent's token (needed off loopback)\n"
+	"      --token-file FILE  the agent's token (or --token TOKEN, or $SONDE_AGENT_TOKEN;\n"
+	"                         a local agent's default file is read when none is given)\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
@@ -82,7 +83,8 @@ struct record_opts {
 	int zlevel;   /* 0: no compression */
 	char **argv;
 	/* --target: the -e and --filter arguments go to the target as they are */
-	const char *target, *token_file;
+	const char *target;
+	struct cli_agent_auth auth;
 	const char **specs, **spec_filters;
 	size_t nspecs;
 };
@@ -180,7 +182,7 @@ static int add_remote_spec(struct record_opts *o, const char *spec)
 
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN };
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -198,6 +200,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
+		{"token", required_argument, NULL, OPT_TOKEN_STR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -216,7 +219,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			o->target = optarg;
 			break;
 		case OPT_TOKEN:
-			o->token_file = optarg;
+			o->auth.token_file = optarg;
+			break;
+		case OPT_TOKEN_STR:
+			o->auth.token = optarg;
 			break;
 		case 'e': {
 			size_t before = o->events.n;
@@ -323,8 +329,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		o->argv = &argv[optind];
 	if (cli_check_target("record", o->argv != NULL, o->npids, o->ntids, o->all_cpus))
 		return EXIT_USAGE;
-	if (o->token_file && !o->target)
-		return cli_usage_error("record", "--token-file goes with --target");
+	if ((o->auth.token_file || o->auth.token) && !o->target)
+		return cli_usage_error("record", "--token and --token-file go with --target");
 	if (o->target)
 		return 0; /* the target picks its default event */
 	if (!o->events.n) {
@@ -697,7 +703,7 @@ static int run_remote(struct record_opts *o, int argc, char **argv)
 			req.argc++;
 		req.argv = (const char **)o->argv;
 	}
-	ret = record_remote(o->target, o->token_file, &req, o->output, o->zlevel);
+	ret = record_remote(o->target, &o->auth, &req, o->output, o->zlevel);
 out:
 	free(cmdline);
 	free(pids);

@@ -395,14 +395,14 @@ static int do_comm(struct sonde_machine *m, const struct sonde_pd_record *rec,
 
 	if (!t || id == UINT32_MAX)
 		return -ENOMEM;
+	/*
+	 * An exec's COMM does not drop the old maps: the kernel sends it
+	 * while the exec is still running, and the samples taken until the
+	 * new image runs still have the old image's user frames (the caller
+	 * of execve).  The new image's MMAPs replace what they overlap, as
+	 * perf's maps do (it never flushes them on exec either).
+	 */
 	t->comm = id;
-	if ((rec->misc & PERF_RECORD_MISC_COMM_EXEC) && c->pid == c->tid) {
-		struct proc *p = find_proc(m, c->pid);
-
-		/* An exec replaces the address space; the new MMAPs follow. */
-		if (p)
-			p->n = 0;
-	}
 	return 0;
 }
 
