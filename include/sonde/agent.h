@@ -80,6 +80,7 @@ struct sonde_agent_client {
 	struct sonde_agent_hello hello; /* strings borrowed from hello_buf */
 	uint8_t *hello_buf;		/* owned */
 	struct sonde_errmsg err;
+	char error[SONDE_AGENT_MAX_STRING]; /* the agent's last ERROR, whole */
 	/* Set by sonde_agent_client_record(): */
 	bool cut;	   /* the connection ended before END */
 	uint64_t received; /* record bytes written */
@@ -99,6 +100,9 @@ struct sonde_agent_client {
 int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, const void *token,
 			    size_t token_len);
 void sonde_agent_client_close(struct sonde_agent_client *c);
+/* The last error's text: c->err's, or the agent's ERROR whole when it came
+ * from the agent (c->err keeps 512 bytes).  Borrowed from @c. */
+const char *sonde_agent_client_strerror(const struct sonde_agent_client *c);
 
 /**
  * sonde_agent_client_record() - run @req on the target into @w

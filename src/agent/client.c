@@ -133,6 +133,23 @@ static int ssh_connect(struct sonde_agent_client *c, const char *target)
 	return 0;
 }
 
+/* The agent's ERROR text: kept whole in c->error, as c->err's 512 bytes
+ * would cut an explanation mid-sentence. */
+static int agent_error(struct sonde_agent_client *c, int code, const char *prefix,
+		       const char *text)
+{
+	snprintf(c->error, sizeof(c->error), "%s%s", prefix, text);
+	return sonde_errmsg_set(&c->err, code, "%s", c->error);
+}
+
+const char *sonde_agent_client_strerror(const struct sonde_agent_client *c)
+{
+	size_t n = strlen(c->err.text);
+
+	/* c->error only while c->err is (the start of) it: the last error. */
+	return n && !strncmp(c->error, c->err.text, n) ? c->error : c->err.text;
+}
+
 static int expect(struct sonde_agent_client *c, uint16_t type, struct sonde_wmsg *m,
 		  const char *what)
 {
@@ -151,7 +168,7 @@ static int expect(struct sonde_agent_client *c, uint16_t type, struct sonde_wmsg
 		if (sonde_agent_get_error(m, &code, &text) < 0)
 			return sonde_errmsg_set(&c->err, -EBADMSG,
 						"malformed ERROR from the agent");
-		sonde_errmsg_set(&c->err, code < 0 ? code : -EIO, "%s", text);
+		agent_error(c, code < 0 ? code : -EIO, "", text);
 		return code < 0 ? code : -EIO;
 	}
 	if (m->type != type)
@@ -318,7 +335,7 @@ int sonde_agent_client_record(struct sonde_agent_client *c,
 
 			if (sonde_agent_get_error(&m, &code, &text) < 0)
 				text = "(malformed)";
-			return sonde_errmsg_set(&c->err, -EIO, "the agent: %s", text);
+			return agent_error(c, -EIO, "the agent: ", text);
 		}
 		default:
 			return sonde_errmsg_set(&c->err, -EPROTO, "unexpected %s during a capture",

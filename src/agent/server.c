@@ -83,7 +83,7 @@ static int send_error(struct session *s, int code, const char *fmt, ...)
 
 static int send_error(struct session *s, int code, const char *fmt, ...)
 {
-	char text[1024];
+	char text[SONDE_AGENT_MAX_STRING];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -393,7 +393,10 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 		if (c.rec && c.rec->failed)
 			sonde_doctor_explain_open_error(&c.rec->failed->attr, c.rec->failed_err,
 							why, sizeof(why));
-		r = send_error(s, r, "on the target: %s%s%s", c.err.text, why[0] ? "\n  " : "",
+		/* The explanation has its own line, as a local record prints it;
+		 * without a failed event, the error code is the explanation. */
+		r = send_error(s, r, "on the target: %s%s%s",
+			       c.err.text[0] ? c.err.text : sonde_strerror(r), why[0] ? "\n  " : "",
 			       why);
 		goto out;
 	}

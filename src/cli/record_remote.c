@@ -95,7 +95,7 @@ static int connect_target(struct sonde_agent_client *c, const char *target,
 	r = sonde_agent_client_open(c, target, token, len);
 	free(token);
 	if (r < 0) {
-		cli_error("%s: %s", target, c->err.text);
+		cli_error("%s: %s", target, sonde_agent_client_strerror(c));
 		return -1;
 	}
 	return 0;
@@ -242,7 +242,7 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (r < 0) {
-		cli_error("%s: %s", target, c.err.text);
+		cli_error("%s: %s", target, sonde_agent_client_strerror(&c));
 		if (!c.received)
 			goto out;
 	}
@@ -336,7 +336,7 @@ int list_remote(const char *target, const struct cli_agent_auth *auth, const cha
 	       c.hello.flags & SONDE_AGENT_F_HW_PMU ? "hardware PMU" : "no hardware PMU",
 	       c.hello.flags & SONDE_AGENT_F_TRACEFS ? ", tracefs" : ", no tracefs");
 	if (sonde_agent_client_list(&c, glob, list_line, &f) < 0) {
-		cli_error("%s: %s", target, c.err.text);
+		cli_error("%s: %s", target, sonde_agent_client_strerror(&c));
 		goto out;
 	}
 	sonde_agent_client_bye(&c);

@@ -752,3 +752,45 @@ def test_buildid_only_from_the_captured_file(agent_factory, tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_agent_links_the_explainer_not_the_doctor():
+    """The agent explains a failed perf_event_open with the doctor's
+    explainer, and links nothing else of the doctor (its checks, run table
+    and report: ~30 KB of a static binary)."""
+    out = run(["nm", "--defined-only", AGENT], check=False)
+    if out.returncode or "no symbols" in out.stderr:
+        pytest.skip(f"{AGENT} is stripped")
+    names = {ln.split()[-1] for ln in out.stdout.splitlines() if ln.strip()}
+    assert "sonde_doctor_explain_open_error" in names
+    doctor = sorted(n for n in names if "doctor" in n and not n.startswith("doctor_"))
+    assert doctor == ["sonde_doctor_config_default", "sonde_doctor_errno_name",
+                      "sonde_doctor_explain_open_error",
+                      "sonde_doctor_explain_open_error_at"], doctor
+
+
+def test_open_error_explained_whole(agent_factory, open_dir):
+    """An agent without privileges refuses a system-wide capture the way a
+    local record by the same user does: the same explanation line, whole,
+    even after a long event name (the host kept 511 bytes and cut it)."""
+    home = os.path.join(open_dir, "nobody")
+    os.mkdir(home, 0o700)
+    os.chown(home, 65534, 65534)
+    tok = os.path.join(home, "token")
+    with open(tok, "w") as f:
+        f.write("nobody-agent-token\n")
+    os.chmod(tok, 0o600)
+    os.chown(tok, 65534, 65534)
+    a = agent_factory("--token-file", tok, user=65534)
+    spec = "cpu-clock/name=%s/" % ("n" * 300)
+    local = run([*NOBODY, os.path.join(BUILD, "src", "cli", "sonde"), "record", "-a", "-o",
+                 os.path.join(home, "x.data"), "-e", spec, "--", "true"], check=False)
+    if local.returncode == 0:
+        pytest.skip("perf_event_paranoid lets an unprivileged user record system wide")
+    why = [ln for ln in local.stderr.splitlines() if "perf_event_open:" in ln]
+    assert len(why) == 1 and len(why[0]) > 100, local.stderr
+    p = sonde("record", "--target", a.target, "--token-file", tok, "-a", "-o",
+              os.path.join(open_dir, "r.data"), "-e", spec, check=False)
+    assert p.returncode == 1, p.stderr
+    assert why[0] in p.stderr.splitlines(), (why[0], p.stderr)
+    assert "n" * 300 in p.stderr
