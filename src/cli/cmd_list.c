@@ -118,7 +118,7 @@ static void list_tracepoints(struct lister *ls, const char *tracefs)
 	r = sonde_tracepoint_systems(tracefs, &systems);
 	/* tracefs is root's alone by default (mode 0700): say so, never list nothing. */
 	if (r < 0)
-		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, strerror(-r),
+		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, sonde_strerror(r),
 			 r == -EACCES || r == -EPERM ? " (tracefs is readable by root only: run "
 						       "as root, or chmod the tracefs mount)"
 						     : "");
@@ -240,7 +240,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			printf("  Note: this machine has no usable hardware PMU (perf_event_open: %s);\n"
 			       "  hardware, cache and raw events can't be counted here.  cpu-clock and\n"
 			       "  task-clock sample by timer instead.\n\n",
-			       strerror(-hw));
+			       sonde_strerror(hw));
 	}
 	if (want_class(&ls, "hw"))
 		list_named(&ls, PERF_TYPE_HARDWARE, hw_what);
