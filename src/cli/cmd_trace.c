@@ -318,7 +318,8 @@ static int report(int argc, char **argv)
 struct run {
 	struct trace_opts *o;
 	struct cli *cli;
-	struct sonde_cpulist cpus; /* recorded: every online CPU */
+	struct sonde_cpulist cpus;   /* recorded: every online CPU */
+	struct sonde_cpulist traced; /* -C: the CPUs traced (n 0: all of cpus) */
 	int max_cpu;		   /* highest online CPU */
 	struct sonde_ftrace *ft;
 	struct sonde_ftrace_recorder *rec;
@@ -472,7 +473,7 @@ static void summary(struct run *t, uint64_t events, bool counted,
 	uint64_t overrun = 0, dropped = 0;
 	size_t used = 0;
 
-	sonde_cpulist_format(&t->cpus, cpus, sizeof(cpus));
+	sonde_cpulist_format(t->traced.n ? &t->traced : &t->cpus, cpus, sizeof(cpus));
 	for (int c = 0; c <= t->max_cpu; c++) {
 		uint64_t o, d;
 
@@ -614,7 +615,8 @@ static int run_trace(struct run *t)
 						       only.cpus[i]);
 			}
 		}
-		sonde_cpulist_fini(&only);
+		/* The summary names these: the other CPUs' files stay empty. */
+		t->traced = only;
 		cfg.cpumask = mask;
 	}
 	if (o->tracer && strcmp(o->tracer, "nop")) {
@@ -853,6 +855,7 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 	sigaction(SIGPIPE, &sa, NULL);
 	ret = run_trace(&t);
 	sonde_cpulist_fini(&t.cpus);
+	sonde_cpulist_fini(&t.traced);
 	opts_fini(&o);
 	return ret;
 }
