@@ -12,8 +12,13 @@ SONDE     := $(BUILD)/src/cli/sonde
 
 all: build
 
+# Every package: build, tests, benchmarks (scripts/install-deps --all).
 deps:
-	./scripts/install-deps
+	./scripts/install-deps --all
+
+# What building needs, no more (make demo).
+build-deps:
+	./scripts/install-deps --build
 
 # WERROR=true (make check) turns warnings into errors; a plain build keeps
 # meson's default (off), so a newer compiler's new warning never stops a user.
@@ -26,8 +31,12 @@ build: $(BUILD)/build.ninja
 	$(if $(WERROR),meson configure $(BUILD) -Dwerror=$(WERROR))
 	ninja -C $(BUILD)
 
-demo: deps build
-	$(SONDE) stat -e task-clock,context-switches,page-faults,cycles,syscalls:sys_enter_write -- $(BUILD)/examples/demo
+# Records the bundled program with call graphs, reports, annotates its
+# hottest lines and writes an HTML report (scripts/demo).
+# Builds only sonde and the demo program (not the tests and fixtures).
+demo: build-deps $(BUILD)/build.ninja
+	ninja -C $(BUILD) src/cli/sonde examples/demo
+	./scripts/demo $(BUILD)
 
 # CI: warnings are errors in every configuration; the unit tests also run
 # in a release (-O3) build and a clang build, where other warnings and

@@ -71,7 +71,8 @@
 
   // ---- state ----
   const S = {
-    ev: Math.min(D.sort_event || 0, NE - 1),
+    // The first event with samples unless one was asked for (perf skips empty ones).
+    ev: D.events[Math.min(D.sort_event || 0, NE - 1)].samples || D.group ? Math.min(D.sort_event || 0, NE - 1) : Math.max(0, D.events.findIndex((e) => e.samples)),
     range: null, // [bin0, bin1) or null: whole capture
     view: 'functions',
     selFunc: -1,
@@ -140,7 +141,9 @@
     if (h.cpudesc) items.splice(4, 0, ['CPU', esc(h.cpudesc)]);
     $('h-info').innerHTML = items.map(([k, v, c]) => `<div class="${c || ''}"><dt>${k}</dt><dd>${v}</dd></div>`).join('');
     const sel = $('ev');
-    sel.innerHTML = D.events.map((e, i) => `<option value="${i}">${esc(e.name)}</option>`).join('');
+    // perf report's sections: events without samples are not offered (the
+    // dummy event of system-wide captures), unless side by side (--group).
+    sel.innerHTML = D.events.map((e, i) => (D.group || e.samples || i === S.ev ? `<option value="${i}">${esc(e.name)}</option>` : '')).join('');
     sel.value = String(S.ev);
   }
 
@@ -189,10 +192,17 @@
     }
     return { rows, allP: a.allP };
   }
+  // The events of the table: the selected one (perf's section), or all
+  // side by side with --group; a row is shown when one of them counted it.
+  function tableEvents() {
+    return D.group ? D.events.map((e, i) => i) : [S.ev];
+  }
   function renderFunctions() {
     const { rows, allP } = functionRows();
     const m = matcher(FT.query);
-    let shown = m ? rows.filter((r) => m(FN[r.f]) || m(dsoName(r.f))) : rows;
+    const evs = tableEvents();
+    let shown = rows.filter((r) => evs.some((e) => r.totS[e] > 0));
+    if (m) shown = shown.filter((r) => m(FN[r.f]) || m(dsoName(r.f)));
     const e = FT.sortEv, dir = FT.desc ? -1 : 1;
     const key = FT.sort === 'name' ? (r) => FN[r.f] : FT.sort === 'obj' ? (r) => dsoName(r.f) : FT.sort === 'self' ? (r) => r.selfP[e] : (r) => r.totP[e];
     shown.sort((x, y) => {
@@ -200,8 +210,8 @@
       return a < b ? -dir : a > b ? dir : x.f - y.f;
     });
     const head = ['<tr><th class="name" data-k="name">Function</th><th class="obj" data-k="obj">Object</th>'];
-    for (let ev = 0; ev < NE; ev++) {
-      const n = NE > 1 ? ' ' + esc(D.events[ev].name) : '';
+    for (const ev of evs) {
+      const n = evs.length > 1 ? ' ' + esc(D.events[ev].name) : '';
       const c = (k) => (FT.sort === k && FT.sortEv === ev ? ' sorted' : '');
       head.push(`<th class="ev0${c('self')}" data-k="self" data-e="${ev}">Self %${n}</th><th data-k="self" data-e="${ev}">Self samples</th>` +
         `<th class="${c('total')}" data-k="total" data-e="${ev}">Total %${n}</th><th data-k="total" data-e="${ev}">Total samples</th>`);
@@ -213,7 +223,7 @@
     for (let i = 0; i < lim; i++) {
       const r = shown[i], f = r.f;
       const cells = [`<td class="name" title="${esc(FN[f])}"><span class="mk">[${FK[f] ? 'k' : '.'}]</span> ${esc(FN[f])}</td><td class="obj">${esc(dsoName(f))}</td>`];
-      for (let ev = 0; ev < NE; ev++) {
+      for (const ev of evs) {
         const sp = pct(r.selfP[ev], allP[ev]);
         cells.push(`<td class="ev0"><span class="bar${FK[f] ? ' k' : ''}" style="width:${Math.round(sp * 0.6)}px"></span>${fmtPct(sp)}</td><td>${r.selfS[ev]}</td>` +
           `<td>${fmtPct(pct(r.totP[ev], allP[ev]))}</td><td>${r.totS[ev]}</td>`);
@@ -872,6 +882,8 @@
     funcByName: (name) => FN.indexOf(name),
     nodesOf: (f) => (NODES_OF.get(f) || []).slice(),
     timings: () => ({ flame: FL.lastMs, zoom: FL.zoomMs, timeline: TV.lastMs }),
+    // The timeline's rows as drawn last (null before the first draw): label, kind, marks.
+    timelineRows: () => TV.rows && TV.rows.map((r) => ({ label: r.label, kind: r.kind, marks: r.t ? r.t.length : 0 })),
   };
   requestAnimationFrame(() => {
     window.sonde.readyAt = performance.now();

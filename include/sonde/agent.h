@@ -28,14 +28,19 @@
 struct sonde_pd_writer;
 
 struct sonde_agent_config {
-	const uint8_t *token; /* borrowed; NULL: no token needed */
+	const uint8_t *token; /* borrowed; NULL: no token needed (stdio, a checked Unix peer) */
 	size_t token_len;
 	bool allow_exec;
 	uint64_t max_bytes; /* record bytes per capture; 0: no cap */
 	uint64_t max_rate;  /* record bytes per second; 0: no cap */
-	int listen_fd;	    /* polled during a capture to turn others away; -1 */
 	const char *version;
 	volatile sig_atomic_t *stop_signal; /* set by a signal handler: ends a capture; or NULL */
+	/* Shared by the sessions of one agent (a MAP_SHARED word): the pid of
+	 * the session capturing, 0 when none; NULL when sessions can't overlap. */
+	int *capture_owner;
+	unsigned send_timeout_s; /* see sonde_agent_conn; 0: none */
+	void (*authenticated)(void *ctx); /* called once AUTH passed; or NULL */
+	void *ctx;
 };
 
 /* Serves one session on @rfd/@wfd (not closed).  Return: 0 when the host
@@ -43,8 +48,29 @@ struct sonde_agent_config {
 int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 		      struct sonde_errmsg *why);
 
-/* Tells a connection that arrives while a capture runs that the agent is busy. */
-void sonde_agent_refuse_busy(int fd);
+/* ---- tokens (token.c, both sides) ---- */
+
+/* The file a local agent keeps its token in when none is given:
+ * /run/sonde-agent/token for root, else $XDG_RUNTIME_DIR/sonde-agent/token.
+ * Return: @buf, or NULL when there is no such place. */
+const char *sonde_agent_token_default_path(char *buf, size_t len);
+
+/* Reads a token file (trailing newlines and spaces dropped).
+ * Return: 0 with *tok new (free()), -EINVAL when empty or longer than
+ * SONDE_AGENT_MAX_TOKEN, or -errno. */
+int sonde_agent_token_read(const char *path, char **tok, size_t *len);
+
+/**
+ * sonde_agent_token_load() - the agent's token from @path, made if missing
+ * @strict: refuse a file that isn't a regular file of this user, unreadable
+ *          by others (for the default path, which nobody chose)
+ *
+ * A missing file gets a new random token (64 hex digits, mode 0600, its
+ * directory made 0700), linked into place so agents starting together
+ * agree on one.
+ * Return: 1 made, 0 read (*tok new), or a negative code.
+ */
+int sonde_agent_token_load(const char *path, bool strict, char **tok, size_t *len);
 
 /* ---- host side ---- */
 
@@ -54,6 +80,7 @@ struct sonde_agent_client {
 	struct sonde_agent_hello hello; /* strings borrowed from hello_buf */
 	uint8_t *hello_buf;		/* owned */
 	struct sonde_errmsg err;
+	char error[SONDE_AGENT_MAX_STRING]; /* the agent's last ERROR, whole */
 	/* Set by sonde_agent_client_record(): */
 	bool cut;	   /* the connection ended before END */
 	uint64_t received; /* record bytes written */
@@ -73,6 +100,9 @@ struct sonde_agent_client {
 int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, const void *token,
 			    size_t token_len);
 void sonde_agent_client_close(struct sonde_agent_client *c);
+/* The last error's text: c->err's, or the agent's ERROR whole when it came
+ * from the agent (c->err keeps 512 bytes).  Borrowed from @c. */
+const char *sonde_agent_client_strerror(const struct sonde_agent_client *c);
 
 /**
  * sonde_agent_client_record() - run @req on the target into @w

@@ -22,6 +22,7 @@
 #ifndef SONDE_AGENT_PROTO_H
 #define SONDE_AGENT_PROTO_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -219,6 +220,14 @@ struct sonde_agent_conn {
 	uint8_t *buf; /* owned: the last message received */
 	size_t cap;
 	bool eof;
+	/* Set by a signal handler: a read interrupted by a signal then fails
+	 * with -EINTR instead of waiting on.  Or NULL. */
+	volatile sig_atomic_t *stop;
+	/* 0, or: sending fails with -ETIMEDOUT when the peer took nothing
+	 * (acknowledged nothing, on TCP) for this many seconds. */
+	unsigned send_timeout_s;
+	uint64_t stall_since_ms; /* when the peer last took data, while stalled */
+	int64_t stall_acked;	 /* its acknowledged bytes then (-1: not TCP) */
 };
 
 /* Return: 0 or -errno (EPIPE when the peer is gone). */

@@ -75,7 +75,9 @@ int sonde_capture_open(struct sonde_capture *c, const struct sonde_capture_opts 
 
 /**
  * sonde_capture_synthesize() - records of what runs already: kernel and
- * module maps, every process with -a, the attached ones with -p/-t
+ * module maps, every process with -a, the attached ones with -p/-t.
+ * With -a the side-band event is enabled first, so nothing forked while
+ * /proc is read goes unrecorded.
  * Return: 0 or -errno (an emit error); hidden kernel addresses set
  * c->kernel_map_hidden and are not an error.
  */

@@ -40,6 +40,7 @@ struct sonde_counter {
 	int *fds;                     /* owned: one per task or CPU, -1 where it did not open */
 	size_t nfds;
 	int err;                      /* 0, or why the event can't be counted here (-errno) */
+	bool user_only;               /* fell back to user space (sonde_event_fallback_user) */
 	uint64_t value, enabled, running; /* sums at the last read */
 };
 

@@ -28,12 +28,13 @@ enum sonde_doctor_status {
 	SONDE_DOCTOR_FAIL,	  /* present but refused or broken */
 };
 
+/* Every string is owned by the report, never NULL, never cut short. */
 struct sonde_doctor_check {
-	char id[64];	/* stable key: "hw_pmu", "tracer.blk", "config.CONFIG_KPROBES" */
-	char title[96]; /* for people */
+	char *id;    /* stable key: "hw_pmu", "tracer.blk", "config.CONFIG_KPROBES" */
+	char *title; /* for people */
 	enum sonde_doctor_status status;
-	char detail[384]; /* the measured fact: "perf_event_open(cycles): ENOENT" */
-	char fix[384];	  /* what to do about it, or "" */
+	char *detail; /* the measured fact: "perf_event_open(cycles): ENOENT" */
+	char *fix;    /* what to do about it, or "" */
 };
 
 /* The checks in the order they ran.  Owns its array. */

@@ -8,6 +8,7 @@
 #define SONDE_EVPROBE_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 
 /* Return: 0 when the event opens, else -errno from perf_event_open. */
 int sonde_event_probe(const struct perf_event_attr *attr);
@@ -18,5 +19,20 @@ int sonde_hw_pmu_probe(void);
 /* The perf_event_open system call (glibc has no wrapper). */
 int sonde_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd,
 			  unsigned long flags);
+
+/**
+ * sonde_event_fallback_user() - perf's fallback when the kernel is off limits
+ * @a: the attr that failed to open (changed when this returns true)
+ * @err: the failure, -errno
+ *
+ * When kernel.perf_event_paranoid > 1 refuses an event that counts the
+ * kernel (EACCES), perf (evsel__fallback) retries it counting user space
+ * only: exclude_kernel and exclude_hv, the event renamed with :u.  Events
+ * that exclude user space are left alone (they would count nothing).
+ *
+ * Return: true when @a now excludes the kernel and the open should be
+ * retried.
+ */
+bool sonde_event_fallback_user(struct perf_event_attr *a, int err);
 
 #endif

@@ -70,6 +70,14 @@ struct sonde_evlist {
 void sonde_evlist_init(struct sonde_evlist *l);
 void sonde_evlist_fini(struct sonde_evlist *l);
 
+/*
+ * Event @i counts user space only (perf's fallback when the kernel is off
+ * limits, sonde_event_fallback_user()): sets exclude_kernel and exclude_hv
+ * and renames it as perf does: "task-clock:u", "cpu-clock:pu",
+ * "cpu/event=0x3c/u".  Return: 0, or -ENOMEM (the name unchanged).
+ */
+int sonde_evlist_set_user_only(struct sonde_evlist *l, size_t i);
+
 /**
  * sonde_evlist_parse() - parse one -e argument and append its events
  * @l: the list

@@ -8,8 +8,9 @@
  *
  * Processes are found by pid, threads by tid; a thread belongs to the
  * process of its pid.  Forks copy the parent's maps into a new process,
- * an exec (COMM with the exec flag) drops them, MMAP/MMAP2 replace what
- * they overlap.  Everything is owned by the machine and freed with it.
+ * MMAP/MMAP2 replace what they overlap; an exec (COMM with the exec flag)
+ * keeps them for the samples taken while the exec runs, until the new
+ * image's MMAPs replace them, as perf does.  Everything is owned by the machine and freed with it.
  */
 #ifndef SONDE_MACHINE_H
 #define SONDE_MACHINE_H
@@ -60,6 +61,8 @@ int sonde_machine_process(struct sonde_machine *m, const struct sonde_pd_record 
 			  const struct sonde_pd_event *ev);
 
 /* Borrowed: the thread @tid (made on first sight, comm "pid:tid" unknown as ":TID"). */
+/* The thread @tid as last seen (its latest comm). Return: borrowed, or NULL. */
+const struct sonde_thread *sonde_machine_find_thread(const struct sonde_machine *m, uint32_t tid);
 struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint32_t pid,
 						  uint32_t tid);
 

@@ -186,6 +186,16 @@ int sonde_pd_writer_open(struct sonde_pd_writer **out, const char *path, struct 
  * set and read back with sonde_pd_writer_feature(); records fail with -EBADF. */
 int sonde_pd_writer_open_fd(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err);
 
+/*
+ * Same in pipe mode (perf record -o -), for a stream that can't seek (a
+ * pipe, a FIFO, a terminal): a 16-byte header, then HEADER_ATTR,
+ * HEADER_FEATURE and HEADER_TRACING_DATA records before the first record,
+ * so features and tracing data must be set before the first write (later
+ * ones follow the records as HEADER_FEATURE records; sonde's own features,
+ * which perf would warn about in a pipe, are left out).  @fd is not closed.
+ */
+int sonde_pd_writer_open_stream(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err);
+
 /**
  * sonde_pd_writer_add_attr() - declare an event
  * @attr: copied; its size is normalized to SONDE_PD_ATTR_SIZE

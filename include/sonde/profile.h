@@ -56,7 +56,7 @@ struct sonde_profile_opts {
 /* An entry's key; fields not among the sort keys are zero. */
 struct sonde_entry_key {
 	uint32_t comm; /* interned string id of the machine */
-	uint32_t pid;
+	uint32_t pid; /* --sort pid: the thread id (perf's key for "pid") */
 	struct sonde_dso *dso;
 	const struct sonde_symbol *sym;
 	uint64_t addr; /* when sym is NULL: the unresolved address */
@@ -104,6 +104,12 @@ struct sonde_counts sonde_profile_entry_total(const struct sonde_profile *p, siz
  * (nr_entries items, caller's array).
  */
 void sonde_profile_sort(const struct sonde_profile *p, size_t ev, bool by_children, size_t *idx);
+/*
+ * The same, by the first of @evs, ties by the next and so on: perf's order
+ * for events side by side (a group's leader, then its members).
+ */
+void sonde_profile_sort_events(const struct sonde_profile *p, const size_t *evs, size_t nev,
+			       bool by_children, size_t *idx);
 
 /*
  * Call-path trie under entry @i: nodes are frames (symbol, or object +

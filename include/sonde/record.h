@@ -49,11 +49,14 @@ struct sonde_record {
 	struct perf_event_attr *attrs; /* owned: the attr each event was opened with */
 	int *fds;                      /* owned: [event * nslots + slot], -1 where not opened */
 	uint64_t *ids;                 /* owned: kernel ids, same layout */
-	size_t nevents, nslots;
+	size_t nevents, nslots;        /* nevents: the list's, plus the dummy when system wide */
+	size_t track;                  /* the event carrying the side-band records */
 	struct sonde_ring *rings;      /* owned: one per CPU */
 	struct sonde_ring_stats *stats;/* owned: one per ring */
 	size_t nrings;
 	bool build_ids;                /* the kernel puts build ids in MMAP2 */
+	bool lost_format;              /* events count their lost samples (PERF_FORMAT_LOST) */
+	uint64_t lost_samples;         /* their sum, once sonde_record_write_lost() ran */
 	size_t time_off;               /* offset of a sample's time (the same for every event) */
 	uint64_t max_freq;             /* kernel.perf_event_max_sample_rate */
 	uint64_t freq_asked;           /* when capped: what the user asked for */
@@ -71,6 +74,14 @@ struct sonde_record {
 int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts *o);
 void sonde_record_close(struct sonde_record *r);
 int sonde_record_enable(struct sonde_record *r);
+/*
+ * Enables the side-band event alone, when it is one of its own (system
+ * wide: a dummy after the list's events), so FORK/COMM/MMAP records flow
+ * while /proc is read and samples start only after.  Return: 0 or -errno.
+ */
+int sonde_record_enable_sideband(struct sonde_record *r);
+/* Borrowed: the name of event @i (the list's, or the side-band dummy). */
+const char *sonde_record_event_name(const struct sonde_record *r, size_t i);
 int sonde_record_disable(struct sonde_record *r);
 
 /* Kernel ids of event @ev on every slot where it opened. Return: count. */
@@ -85,6 +96,15 @@ size_t sonde_record_pollfds(const struct sonde_record *r, struct pollfd *pfd, si
  */
 long sonde_record_drain(struct sonde_record *r, sonde_ring_sink sink, void *ctx);
 
+/**
+ * sonde_record_write_lost() - after the capture (before closing), one
+ * PERF_RECORD_LOST_SAMPLES record into @sink for every event fd whose
+ * samples were dropped, as perf record writes them (its
+ * record__read_lost_samples): perf report's "Total Lost Samples" is their sum
+ * Return: 0, or the sink's negative error.
+ */
+int sonde_record_write_lost(struct sonde_record *r, sonde_ring_sink sink, void *ctx);
+
 /* Bytes of the sample_id_all trailer of non-sample records (same for all events). */
 size_t sonde_record_id_hdr_size(const struct sonde_record *r);
 
@@ -97,9 +117,17 @@ struct sonde_pd_writer;
  */
 int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv);
 
+/*
+ * The tracing data feature: the format files of @r's tracepoints, from
+ * @tracefs (nothing without tracepoints).  A stream output needs it before
+ * the first record; otherwise sonde_record_end_features() sets it.
+ */
+int sonde_record_tracing_data(struct sonde_pd_writer *w, const struct sonde_record *r,
+			      const char *tracefs);
+
 /**
  * sonde_record_end_features() - the features known after it: tracing data
- * (the format files of the recorded tracepoints, from @tracefs), the time
+ * (unless already set; from @tracefs), the time
  * of the first and last sample, module section addresses, and with
  * @kallsyms a kallsyms snapshot
  * Return: 0 or the first error (the others are still written).
@@ -114,7 +142,7 @@ int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_reco
  */
 int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs);
 
-enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE };
+enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE, SONDE_BID_VDSO };
 
 /* Where build ids come from: this machine's files, or a remote target's. */
 struct sonde_buildid_source {

@@ -50,7 +50,13 @@ struct sonde_report_opts {
 	bool callchains;   /* build call graphs (when the capture has chains) */
 	bool caller_order; /* -G caller */
 	bool no_unwind;	   /* ignore saved user stacks (--call-graph dwarf captures) */
-	bool inline_frames; /* inlined functions as frames of the call graphs (--inline) */
+	/*
+	 * Inlined functions as frames of the call graphs: 0 (the default) as
+	 * perf report 6.1 shows them, for the user frames the DWARF unwinder
+	 * found (--call-graph dwarf captures); 1 for every frame (--inline);
+	 * -1 for none (--no-inline).
+	 */
+	int inline_frames;
 	bool timeline;	   /* also build the timeline (time-binned stacks): the HTML view */
 	/* Filters: a sample is kept when it matches one of each given list. */
 	const char *const *comms;
@@ -90,7 +96,11 @@ struct sonde_report {
 	const struct sonde_pd_attr **events; /* [nevents], borrowed from the reader */
 	const char **event_names;	     /* [nevents] */
 	bool has_callchains;		     /* some sample had a chain or a user stack */
-	uint64_t lost, lost_samples, throttled, filtered_out;
+	/* lost: the sum of LOST records (lost_chunks of them), events the rings
+	 * dropped; lost_samples: of LOST_SAMPLES records, the samples the
+	 * events dropped.  The same losses show in both (perf reports the
+	 * latter), never add them. */
+	uint64_t lost, lost_chunks, lost_samples, throttled, filtered_out;
 	uint64_t unwound, unwind_failed; /* dwarf samples */
 	struct sonde_pd_walk_stats walk;
 };

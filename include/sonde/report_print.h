@@ -14,10 +14,14 @@
 
 struct sonde_print_opts {
 	size_t sort_event;	/* the event whose overhead orders the rows */
+	/* Sections, as perf report: one per event with samples by default;
+	 * group: every event side by side in one (perf's --group). */
+	bool group;
+	bool one_event; /* without group: only sort_event's section */
 	double percent_limit;	/* hide rows below this overhead (percent) */
 	double callchain_limit; /* hide call-graph branches below this (percent) */
 	bool callchains;	/* print call graphs under the rows */
-	bool show_samples;	/* a samples column per event (always with several events) */
+	bool show_samples;	/* a samples column per event */
 	bool header;		/* the "# ..." lines */
 	const char *file;	/* shown in the JSON */
 	/* HTML only (required): the Code view's data, from an annotate
@@ -39,6 +43,26 @@ int sonde_report_print_json(FILE *out, const struct sonde_report *rep,
  */
 int sonde_report_print_html(FILE *out, const struct sonde_report *rep,
 			    const struct sonde_print_opts *o);
+
+/**
+ * sonde_report_section() - the events of section @s of a view
+ * @evs: receives them (room for rep->nevents); the first orders the rows,
+ *	 the others are side by side after it
+ * Return: how many, 0 when there is no section @s.
+ */
+size_t sonde_report_section(const struct sonde_report *rep, const struct sonde_print_opts *o,
+			    size_t s, size_t *evs);
+
+/* Entry @i's counts of event @e as the views show them: inclusive with children. */
+struct sonde_counts sonde_report_row_counts(const struct sonde_report *rep, size_t i, size_t e);
+
+/*
+ * Whether entry @i is a row of the section of @evs: one of its events
+ * counted it (side by side, perf shows a row only a later event has) and
+ * the first event's share reaches the percent limit.
+ */
+bool sonde_report_row_shown(const struct sonde_report *rep, const struct sonde_print_opts *o,
+			    const size_t *evs, size_t nev, size_t i);
 
 /* Column text of an entry's key (shared by both views). */
 const char *sonde_report_dso_name(const struct sonde_dso *d);

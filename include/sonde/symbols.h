@@ -43,6 +43,7 @@ struct sonde_symtab_opts {
 	const char *buildid_dir;	     /* perf's build-id cache (--buildid-dir, ~/.debug) */
 	bool no_proc_kallsyms;		     /* never read this machine's /proc/kallsyms */
 	bool no_inline;			     /* skip inlined frames (faster) */
+	bool no_demangle;		     /* keep C++/Rust names mangled (--no-demangle) */
 };
 
 /**
@@ -122,10 +123,12 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 
 /* An interned function symbol; borrowed, valid until sonde_symtab_free(). */
 struct sonde_symbol {
-	const char *name;      /* as in the symbol table: C++ names stay mangled (no demangler linked) */
+	const char *name;      /* as shown: C++/Rust names of user objects demangled
+				* (libiberty, perf's style: no parameters) */
 	uint64_t start, size;  /* object addresses */
 	struct sonde_dso *dso;
 	uint32_t id;	       /* dense over the symtab: 0..sonde_symtab_nr_symbols()-1 */
+	const char *mangled;   /* as in the symbol table (== name when not mangled) */
 };
 
 /**

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,29 @@ static int tcp_connect(struct sonde_agent_client *c, const char *target)
 		return sonde_errmsg_set(&c->err, r ? r : -ECONNREFUSED,
 					"can't connect to the agent at %s: %s", target,
 					sonde_strerror(r ? r : -ECONNREFUSED));
+	c->conn.rfd = c->conn.wfd = fd;
+	return 0;
+}
+
+/* unix:PATH: an agent on this machine that checks its peers' credentials. */
+static int unix_connect(struct sonde_agent_client *c, const char *target)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	const char *path = target + 5;
+	int fd;
+
+	if (!path[0] || strlen(path) >= sizeof(sun.sun_path))
+		return sonde_errmsg_set(&c->err, -EINVAL, "bad unix socket target '%s'", target);
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return sonde_errmsg_set(&c->err, -e, "can't connect to the agent at %s: %s", target,
+					strerror(e));
+	}
 	c->conn.rfd = c->conn.wfd = fd;
 	return 0;
 }
@@ -109,6 +133,23 @@ static int ssh_connect(struct sonde_agent_client *c, const char *target)
 	return 0;
 }
 
+/* The agent's ERROR text: kept whole in c->error, as c->err's 512 bytes
+ * would cut an explanation mid-sentence. */
+static int agent_error(struct sonde_agent_client *c, int code, const char *prefix,
+		       const char *text)
+{
+	snprintf(c->error, sizeof(c->error), "%s%s", prefix, text);
+	return sonde_errmsg_set(&c->err, code, "%s", c->error);
+}
+
+const char *sonde_agent_client_strerror(const struct sonde_agent_client *c)
+{
+	size_t n = strlen(c->err.text);
+
+	/* c->error only while c->err is (the start of) it: the last error. */
+	return n && !strncmp(c->error, c->err.text, n) ? c->error : c->err.text;
+}
+
 static int expect(struct sonde_agent_client *c, uint16_t type, struct sonde_wmsg *m,
 		  const char *what)
 {
@@ -127,7 +168,7 @@ static int expect(struct sonde_agent_client *c, uint16_t type, struct sonde_wmsg
 		if (sonde_agent_get_error(m, &code, &text) < 0)
 			return sonde_errmsg_set(&c->err, -EBADMSG,
 						"malformed ERROR from the agent");
-		sonde_errmsg_set(&c->err, code < 0 ? code : -EIO, "%s", text);
+		agent_error(c, code < 0 ? code : -EIO, "", text);
 		return code < 0 ? code : -EIO;
 	}
 	if (m->type != type)
@@ -146,7 +187,9 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 	memset(c, 0, sizeof(*c));
 	c->ssh_pid = -1;
 	c->conn.rfd = c->conn.wfd = -1;
-	r = !strncmp(target, "ssh://", 6) ? ssh_connect(c, target) : tcp_connect(c, target);
+	r = !strncmp(target, "ssh://", 6)  ? ssh_connect(c, target)
+	    : !strncmp(target, "unix:", 5) ? unix_connect(c, target)
+					   : tcp_connect(c, target);
 	if (r < 0)
 		return r;
 	if ((r = expect(c, SONDE_AM_HELLO, &m, "hello")) < 0)
@@ -166,7 +209,9 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 					"big-endian targets are not supported yet");
 	if ((c->hello.flags & SONDE_AGENT_F_TOKEN) && !token_len)
 		return sonde_errmsg_set(&c->err, -EACCES,
-					"the agent at %s requires a token: give --token-file",
+					"the agent at %s requires a token: give --token-file, "
+					"--token or SONDE_AGENT_TOKEN (an agent on this machine "
+					"keeps it in /run/sonde-agent/token, readable by root)",
 					target);
 	sonde_wbuf_begin(&b, SONDE_AM_AUTH);
 	sonde_wbuf_u32(&b, SONDE_AGENT_PROTO_VERSION);
@@ -290,7 +335,7 @@ int sonde_agent_client_record(struct sonde_agent_client *c,
 
 			if (sonde_agent_get_error(&m, &code, &text) < 0)
 				text = "(malformed)";
-			return sonde_errmsg_set(&c->err, -EIO, "the agent: %s", text);
+			return agent_error(c, -EIO, "the agent: ", text);
 		}
 		default:
 			return sonde_errmsg_set(&c->err, -EPROTO, "unexpected %s during a capture",

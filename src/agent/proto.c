@@ -15,7 +15,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static void put16(uint8_t *p, uint16_t v)
@@ -559,17 +563,71 @@ bool sonde_agent_token_eq(const void *a, size_t alen, const void *b, size_t blen
 
 /* ---- I/O ---- */
 
-static int write_all(int fd, const uint8_t *p, size_t len)
+static uint64_t now_ms(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Bytes of @fd's stream the TCP peer has acknowledged, or -1 (not TCP).
+ * Read from the kernel's struct tcp_info by offset: libc's copy of the
+ * struct predates the field, and the kernel's layout only grows. */
+static int64_t bytes_acked(int fd)
+{
+	uint8_t info[232];
+	socklen_t len = sizeof(info);
+	uint64_t v;
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, info, &len) < 0 || len < 128)
+		return -1;
+	memcpy(&v, info + 120, sizeof(v)); /* tcpi_bytes_acked (Linux 4.1) */
+	return (int64_t)(v & INT64_MAX);
+}
+
+/*
+ * With a send timeout, the peer must take data: a sender that waits on a
+ * full socket fails with -ETIMEDOUT once nothing was taken for that long.
+ * On TCP "taken" means acknowledged (tcpi_bytes_acked grew), not "the
+ * socket accepted more": the kernel keeps growing the send buffer of a
+ * peer that reads nothing, which would otherwise let it stall the sender
+ * by steps for minutes.  A slow but reading peer keeps acknowledging, so
+ * it has all the time it needs.  Elsewhere (Unix sockets) accepted bytes
+ * are the progress.
+ */
+static int write_all(struct sonde_agent_conn *c, const uint8_t *p, size_t len)
+{
+	int fd = c->wfd;
+	int flags = MSG_NOSIGNAL | (c->send_timeout_s ? MSG_DONTWAIT : 0);
+
 	while (len) {
-		ssize_t r = send(fd, p, len, MSG_NOSIGNAL);
+		ssize_t r = send(fd, p, len, flags);
 
 		if (r < 0 && errno == ENOTSOCK)
 			r = write(fd, p, len);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && !(c->stop && *c->stop))
 			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && c->send_timeout_s) {
+			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			int64_t acked = bytes_acked(fd);
+			uint64_t t = now_ms();
+
+			if (!c->stall_since_ms || acked != c->stall_acked) {
+				c->stall_since_ms = t;
+				c->stall_acked = acked;
+			} else if (t - c->stall_since_ms >= c->send_timeout_s * 1000ull) {
+				return -ETIMEDOUT;
+			}
+			/* Wake up each second to look at the acknowledgements. */
+			if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+				return -errno;
+			continue;
+		}
 		if (r <= 0)
 			return r < 0 ? -errno : -EPIPE;
+		if (c->stall_acked < 0)
+			c->stall_since_ms = 0; /* not TCP: accepted bytes are progress */
 		p += r;
 		len -= (size_t)r;
 	}
@@ -580,7 +638,7 @@ int sonde_agent_send(struct sonde_agent_conn *c, const struct sonde_wbuf *b)
 {
 	if (b->err)
 		return b->err;
-	return write_all(c->wfd, b->p, b->len);
+	return write_all(c, b->p, b->len);
 }
 
 /* Return: 1 read all, 0 EOF before any byte, -EPIPE EOF inside, -errno. */
@@ -591,7 +649,7 @@ static int read_all(struct sonde_agent_conn *c, uint8_t *p, size_t len)
 	while (got < len) {
 		ssize_t r = read(c->rfd, p + got, len - got);
 
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && !(c->stop && *c->stop))
 			continue;
 		if (r < 0)
 			return -errno;

@@ -15,9 +15,10 @@
  * and per second (beyond the rate the agent sleeps, so the kernel drops
  * and counts LOST records instead of the agent buffering without bound).
  *
- * The names of objects in the MMAP records sent are remembered, and a
- * BUILDID request for a file must name one of them: the agent serves the
- * build-id note of the objects of its last capture, nothing else.
+ * The objects of the MMAP records sent are remembered with their identity
+ * (objects.c), and a BUILDID request for a file must name one of them and
+ * find the same file there: the agent serves the build-id notes of the
+ * objects of its last capture, nothing else.
  */
 #include <sonde/agent.h>
 
@@ -42,14 +43,9 @@
 #include <sonde/tracefs.h>
 #include <sonde/tracepoint.h>
 
-#define CHUNK_MAX (256u * 1024)
-#define MAX_NAMES 65536u
+#include "objects.h"
 
-/* The file names of the capture's MMAP records (an open-addressing set). */
-struct nameset {
-	char **slot;
-	size_t cap, n;
-};
+#define CHUNK_MAX (256u * 1024)
 
 struct session {
 	const struct sonde_agent_config *cfg;
@@ -58,7 +54,7 @@ struct session {
 	struct sonde_wbuf chunk; /* DATA being filled */
 	char tracefs[4096];
 	bool have_tracefs;
-	struct nameset names;
+	struct agent_objects objects; /* of the last capture */
 	/* during a capture */
 	uint64_t sent, window_start_ns, window_bytes;
 	bool peer_gone, stop_asked, size_capped;
@@ -71,83 +67,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
-static void names_clear(struct nameset *ns)
-{
-	for (size_t i = 0; i < ns->cap; i++)
-		free(ns->slot[i]);
-	free(ns->slot);
-	*ns = (struct nameset){0};
-}
-
-static bool names_has(const struct nameset *ns, const char *s)
-{
-	if (!ns->cap)
-		return false;
-	for (size_t i = hash(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
-		if (!ns->slot[i])
-			return false;
-		if (!strcmp(ns->slot[i], s))
-			return true;
-	}
-}
-
-static void names_add(struct nameset *ns, const char *s)
-{
-	if (names_has(ns, s) || ns->n >= MAX_NAMES)
-		return;
-	if ((ns->n + 1) * 2 > ns->cap) {
-		struct nameset bigger = {.cap = ns->cap ? ns->cap * 2 : 256};
-
-		if (!(bigger.slot = calloc(bigger.cap, sizeof(char *))))
-			return;
-		for (size_t i = 0; i < ns->cap; i++)
-			if (ns->slot[i]) {
-				size_t k = hash(ns->slot[i]) & (bigger.cap - 1);
-
-				while (bigger.slot[k])
-					k = (k + 1) & (bigger.cap - 1);
-				bigger.slot[k] = ns->slot[i];
-				bigger.n++;
-			}
-		free(ns->slot);
-		*ns = bigger;
-	}
-	for (size_t i = hash(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1))
-		if (!ns->slot[i]) {
-			if ((ns->slot[i] = strdup(s)))
-				ns->n++;
-			return;
-		}
-}
-
-/* Remembers the object names of MMAP and MMAP2 records in @buf. */
-static void note_names(struct session *s, const uint8_t *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off + sizeof(struct perf_event_header) <= len) {
-		const struct perf_event_header *h = (const void *)(buf + off);
-		size_t at = h->type == PERF_RECORD_MMAP	   ? 40
-			    : h->type == PERF_RECORD_MMAP2 ? 72
-							   : 0;
-
-		if (h->size < sizeof(*h) || h->size > len - off)
-			return;
-		if (at && at < h->size && memchr(buf + off + at, '\0', h->size - at))
-			names_add(&s->names, (const char *)buf + off + at);
-		off += h->size;
-	}
 }
 
 static int send_out(struct session *s)
@@ -164,7 +83,7 @@ static int send_error(struct session *s, int code, const char *fmt, ...)
 
 static int send_error(struct session *s, int code, const char *fmt, ...)
 {
-	char text[1024];
+	char text[SONDE_AGENT_MAX_STRING];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -224,7 +143,7 @@ static int data_sink(void *ctx, const void *buf, size_t len)
 
 	if (s->peer_gone)
 		return -EPIPE;
-	note_names(s, buf, len);
+	agent_objects_note(&s->objects, buf, len);
 	while (len) {
 		/* Cut at record boundaries so every DATA holds whole records. */
 		size_t take = 0;
@@ -266,45 +185,26 @@ static int on_pass(void *ctx)
 	return 0;
 }
 
-/* The connection (and the listening socket) while a capture runs. */
+/* The connection while a capture runs. */
 static int on_extra(void *ctx, struct pollfd *pfd, size_t n)
 {
 	struct session *s = ctx;
+	struct sonde_wmsg m;
+	int r;
 
-	if (pfd[0].revents) {
-		struct sonde_wmsg m;
-		int r = sonde_agent_recv(&s->conn, SONDE_AGENT_MAX_REQUEST, &m);
-
-		if (r <= 0) {
-			s->peer_gone = true;
-			return 1;
-		}
-		if (m.type == SONDE_AM_STOP) {
-			s->stop_asked = true;
-			return 1;
-		}
-		/* Anything else during a capture is ignored. */
+	(void)n;
+	if (!pfd[0].revents)
+		return 0;
+	r = sonde_agent_recv(&s->conn, SONDE_AGENT_MAX_REQUEST, &m);
+	if (r <= 0) {
+		s->peer_gone = true;
+		return 1;
 	}
-	if (n > 1 && pfd[1].revents) {
-		int fd = accept(pfd[1].fd, NULL, NULL);
-
-		if (fd >= 0) {
-			sonde_agent_refuse_busy(fd);
-			close(fd);
-		}
+	if (m.type == SONDE_AM_STOP) {
+		s->stop_asked = true;
+		return 1;
 	}
-	return 0;
-}
-
-void sonde_agent_refuse_busy(int fd)
-{
-	struct sonde_wbuf b = {0};
-	struct sonde_agent_conn c = {.rfd = fd, .wfd = fd};
-
-	sonde_agent_put_error(&b, -EBUSY,
-			      "sonde-agent is busy: a capture is running (one at a time)");
-	sonde_agent_send(&c, &b);
-	sonde_wbuf_fini(&b);
+	return 0; /* anything else during a capture is ignored */
 }
 
 /* Every set feature of @w as a FEATURE message. */
@@ -343,7 +243,7 @@ static int send_events(struct session *s, struct sonde_capture *c, const struct 
 	for (size_t i = 0; i < rec->nevents; i++) {
 		uint64_t *mine = ids + i * rec->nslots;
 
-		e.ev[i].name = l->events[i].name;
+		e.ev[i].name = sonde_record_event_name(rec, i);
 		e.ev[i].attr = &rec->attrs[i];
 		e.ev[i].attr_len = sizeof(rec->attrs[i]);
 		e.ev[i].ids = mine;
@@ -354,6 +254,26 @@ static int send_events(struct session *s, struct sonde_capture *c, const struct 
 	free(ids);
 	free(e.ev);
 	return r;
+}
+
+/* One capture at a time across the agent's sessions: the shared word holds
+ * the capturing session's pid. */
+static bool capture_take(const struct session *s)
+{
+	int none = 0;
+
+	return !s->cfg->capture_owner ||
+	       __atomic_compare_exchange_n(s->cfg->capture_owner, &none, (int)getpid(), false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static void capture_give(const struct session *s)
+{
+	int me = (int)getpid();
+
+	if (s->cfg->capture_owner)
+		__atomic_compare_exchange_n(s->cfg->capture_owner, &me, 0, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static int parse_events(struct session *s, const struct sonde_agent_record_req *req,
@@ -396,16 +316,23 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	char **filters = NULL;
 	pid_t *pids = NULL, *tids = NULL;
 	char msg[600] = "";
+	bool held = false;
 	int r;
 
 	sonde_evlist_init(&l);
-	names_clear(&s->names);
+	agent_objects_clear(&s->objects);
 	s->sent = s->window_bytes = 0;
 	s->window_start_ns = now_ns();
 	s->stop_asked = s->size_capped = false;
 	if (req->argc && !s->cfg->allow_exec) {
 		r = send_error(s, -EPERM,
 			       "running a command needs sonde-agent --allow-exec on the target");
+		goto out;
+	}
+	if (!(held = capture_take(s))) {
+		r = send_error(s, -EBUSY,
+			       "sonde-agent is busy: another host's capture is running (one at a "
+			       "time)");
 		goto out;
 	}
 	if (req->callgraph > SONDE_CG_DWARF || req->dwarf_size > SONDE_RECORD_MAX_DWARF ||
@@ -453,8 +380,6 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 	co.sink_ctx = s;
 	co.extra[0] = (struct pollfd){.fd = s->conn.rfd, .events = POLLIN};
 	co.nextra = 1;
-	if (s->cfg->listen_fd >= 0)
-		co.extra[co.nextra++] = (struct pollfd){.fd = s->cfg->listen_fd, .events = POLLIN};
 	co.on_extra = on_extra;
 	co.on_pass = on_pass;
 	co.ctx = s;
@@ -468,7 +393,10 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 		if (c.rec && c.rec->failed)
 			sonde_doctor_explain_open_error(&c.rec->failed->attr, c.rec->failed_err,
 							why, sizeof(why));
-		r = send_error(s, r, "on the target: %s%s%s", c.err.text, why[0] ? "\n  " : "",
+		/* The explanation has its own line, as a local record prints it;
+		 * without a failed event, the error code is the explanation. */
+		r = send_error(s, r, "on the target: %s%s%s",
+			       c.err.text[0] ? c.err.text : sonde_strerror(r), why[0] ? "\n  " : "",
 			       why);
 		goto out;
 	}
@@ -535,6 +463,8 @@ static int do_record(struct session *s, const struct sonde_agent_record_req *req
 out:
 	sonde_pd_writer_close(fw, NULL);
 	sonde_capture_close(&c);
+	if (held)
+		capture_give(s);
 	sonde_cpulist_fini(&cpus);
 	free(filters);
 	free(pids);
@@ -549,6 +479,7 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 	const char *name = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
 	uint8_t id[SONDE_BUILD_ID_MAX];
 	char path[SONDE_AGENT_MAX_STRING + 64];
+	const struct agent_object *o;
 	int r = -ENOENT;
 
 	if (sonde_wmsg_done(m) < 0)
@@ -563,16 +494,17 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 		r = sonde_build_id_of_module("/sys", name, id);
 		break;
 	case SONDE_AGENT_BID_FILE:
-		if (!sonde_agent_path_ok(name) || !names_has(&s->names, name))
+		if (!sonde_agent_path_ok(name) || !(o = agent_objects_find(&s->objects, name)))
 			return send_error(
 			    s, -EACCES, "refused: '%s' is not an object named in the last capture",
 			    name);
+		/* Only from the very file the capture mapped (see objects.c). */
 		if (pid) {
 			snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
-			r = sonde_build_id_of_file(path, id);
+			r = agent_object_build_id(o, path, id);
 		}
 		if (r < 0)
-			r = sonde_build_id_of_file(name, id);
+			r = agent_object_build_id(o, name, id);
 		break;
 	default:
 		return send_error(s, -EINVAL, "unknown build-id kind %u", kind);
@@ -747,14 +679,21 @@ static int authenticate(struct session *s, struct sonde_errmsg *why)
 	}
 	sonde_wbuf_begin(&s->out, SONDE_AM_OK);
 	sonde_wbuf_end(&s->out);
-	return send_out(s);
+	if (send_out(s) < 0)
+		return sonde_errmsg_set(why, -EPIPE, "the host left after AUTH");
+	if (s->cfg->authenticated)
+		s->cfg->authenticated(s->cfg->ctx);
+	return 0;
 }
 
 int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 		      struct sonde_errmsg *why)
 {
 	struct sonde_errmsg dummy;
-	struct session s = {.cfg = cfg, .conn = {.rfd = rfd, .wfd = wfd}};
+	struct session s = {.cfg = cfg, .conn = {.rfd = rfd,
+						       .wfd = wfd,
+						       .stop = cfg->stop_signal,
+						       .send_timeout_s = cfg->send_timeout_s}};
 	struct sonde_agent_hello h;
 	struct utsname u;
 	int r;
@@ -816,7 +755,7 @@ int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 			sonde_errmsg_set(why, r, "malformed %s", sonde_agent_msg_name(m.type));
 		}
 	}
-	names_clear(&s.names);
+	agent_objects_clear(&s.objects);
 	sonde_wbuf_fini(&s.out);
 	sonde_wbuf_fini(&s.chunk);
 	sonde_agent_conn_fini(&s.conn);

@@ -61,7 +61,21 @@ int sonde_capture_synthesize(struct sonde_capture *c, sonde_emit_fn emit, void *
 	    .ctx = ctx,
 	    .mmap_data = ro->callgraph == SONDE_CG_DWARF,
 	};
-	int r = sonde_synth_kernel_mmap(&s);
+	int r;
+
+	/*
+	 * System wide, the side-band runs before /proc is read, as perf enables
+	 * its tracking event before synthesizing: a process forked meanwhile is
+	 * then in the listing or has its own FORK/COMM/MMAP records, never
+	 * neither (enabled after, nearly every run with a process spawner lost
+	 * a child's COMM and maps).  Samples start after, so a process that
+	 * dies while /proc is read has none.  A process both listed and
+	 * recorded gets its COMM/MMAP twice, which replays harmlessly
+	 * (synthesized records carry time 0 and come first).
+	 */
+	r = sonde_record_enable_sideband(c->rec);
+	if (r == 0)
+		r = sonde_synth_kernel_mmap(&s);
 
 	/* Hidden kernel addresses (kptr_restrict) cost kernel symbols, not the capture. */
 	if (r == -EACCES || r == -ENOENT) {
@@ -232,8 +246,16 @@ int sonde_capture_run(struct sonde_capture *c)
 	}
 	if (c->wl.pid > 0 && c->status >= 0)
 		c->wl.pid = -1; /* reaped */
-	if (c->end != SONDE_CAPTURE_SINK_ERROR)
-		drain(c);
+	if (c->end != SONDE_CAPTURE_SINK_ERROR && drain(c) == 0) {
+		/* What each event lost, read from its counters, after the last
+		 * records: perf record's LOST_SAMPLES at the end of the file. */
+		int r2 = sonde_record_write_lost(c->rec, c->o.sink, c->o.sink_ctx);
+
+		if (r2 < 0) {
+			c->sink_err = r2;
+			c->end = SONDE_CAPTURE_SINK_ERROR;
+		}
+	}
 	return 0;
 }
 

@@ -120,8 +120,16 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 			a.inherit = s.v[j].pid > 0;
 			/* enable_on_exec is per task; per-CPU counters are enabled by ioctl. */
 			a.enable_on_exec = t->workload > 0 && !t->cpus && a.disabled;
+			if (c->user_only)
+				a.exclude_kernel = a.exclude_hv = 1;
 			fd = sonde_perf_event_open(&a, s.v[j].pid, s.v[j].cpu, group_fd,
 						   PERF_FLAG_FD_CLOEXEC);
+			/* perf's fallback: user space only when the kernel is off limits. */
+			if (fd < 0 && sonde_event_fallback_user(&a, -errno)) {
+				c->user_only = true;
+				fd = sonde_perf_event_open(&a, s.v[j].pid, s.v[j].cpu, group_fd,
+							   PERF_FLAG_FD_CLOEXEC);
+			}
 			if (fd >= 0) {
 				c->fds[j] = fd;
 				continue;
@@ -138,7 +146,7 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 			cs->failed_err = r;
 			sonde_errmsg_set(&cs->err, r, "can't open event '%s' on %s %d: %s", ev->name,
 					 s.v[j].cpu >= 0 ? "CPU" : "task",
-					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid, strerror(-r));
+					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid, sonde_strerror(r));
 			goto fail;
 		}
 	}

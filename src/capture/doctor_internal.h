@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include <sonde/doctor.h>
+#include <sonde/strlist.h>
 
 /* Hooks, falling back to the real calls. */
 int doctor_perf_probe(const struct sonde_doctor_config *cfg, const struct perf_event_attr *attr);
@@ -39,6 +40,16 @@ int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 
 /* Whether this process has capability @cap in its effective set (procfs/self/status). */
 bool doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap);
+
+/* doctor_explain.c, shared with the checks. */
+#define PARANOID "sys/kernel/perf_event_paranoid"
+/* CAP_PERFMON or CAP_SYS_ADMIN. */
+bool doctor_privileged(const struct sonde_doctor_config *cfg);
+/* Appends every PMU in sysfs to @all and the CPU PMUs to @cpu. */
+void doctor_cpu_pmus(const struct sonde_doctor_config *cfg, struct sonde_strlist *all,
+		     struct sonde_strlist *cpu);
+/* An errno that means "no such PMU or event here". */
+bool doctor_no_pmu_errno(int err);
 
 /* Capability numbers, from linux/capability.h (kept here: older headers lack the new ones). */
 enum {

@@ -3,9 +3,12 @@
 #include <sonde/evprobe.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <sonde/fileio.h>
 
 int sonde_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd,
 			  unsigned long flags)
@@ -38,4 +41,21 @@ int sonde_hw_pmu_probe(void)
 	a.config = PERF_COUNT_HW_CPU_CYCLES;
 	a.exclude_kernel = 1;
 	return sonde_event_probe(&a);
+}
+
+bool sonde_event_fallback_user(struct perf_event_attr *a, int err)
+{
+	char text[32];
+	long paranoid;
+
+	if (err != -EACCES || a->exclude_kernel || a->exclude_user)
+		return false;
+	if (sonde_read_text("/proc/sys/kernel/perf_event_paranoid", text, sizeof(text)) < 0)
+		return false;
+	paranoid = strtol(text, NULL, 10);
+	if (paranoid <= 1)
+		return false;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	return true;
 }

@@ -167,7 +167,7 @@ static int ft_write(struct sonde_ftrace *ft, const char *file, const char *text,
 	if (r == 0)
 		r = write_flags(path, text, flags);
 	if (r < 0 && err)
-		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, strerror(-r));
+		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, sonde_strerror(r));
 	return r;
 }
 
@@ -181,7 +181,7 @@ static int abs_write(struct sonde_ftrace *ft, const char *path, const char *text
 	if (r == 0)
 		r = write_flags(path, text, O_TRUNC);
 	if (r < 0)
-		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, strerror(-r));
+		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, sonde_strerror(r));
 	return r;
 }
 
@@ -269,7 +269,7 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	int r = sonde_tracefs_instance_read(tracefs, NULL, "current_tracer", cur, sizeof(cur));
 
 	if (r < 0)
-		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs, strerror(-r));
+		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs, sonde_strerror(r));
 	if (strcmp(cur, "nop"))
 		return sonde_errmsg_set(
 		    err, -EBUSY,
@@ -280,7 +280,7 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	if (r == 0)
 		r = sonde_read_all(path, &events, NULL);
 	if (r < 0)
-		return sonde_errmsg_set(err, r, "%s/set_event: %s", tracefs, strerror(-r));
+		return sonde_errmsg_set(err, r, "%s/set_event: %s", tracefs, sonde_strerror(r));
 	busy = strspn(events, " \n") != strlen(events);
 	free(events);
 	if (busy)
@@ -307,7 +307,7 @@ static void filter_error(struct sonde_ftrace *ft, const char *ev, const char *ex
 	for (char *c = text; *c; c++)
 		if (*c == '\n')
 			*c = ' ';
-	sonde_errmsg_set(err, r, "filter '%s' refused for %s (%s)%s%s", expr, ev, strerror(-r),
+	sonde_errmsg_set(err, r, "filter '%s' refused for %s (%s)%s%s", expr, ev, sonde_strerror(r),
 			 text[0] ? ": " : "", text);
 }
 
@@ -322,7 +322,7 @@ static int set_events(struct sonde_ftrace *ft, const struct sonde_ftrace_config 
 		sonde_strlist_init(&names);
 		r = sonde_ftrace_match_events(cfg->tracefs, cfg->events[i].glob, &names);
 		if (r < 0)
-			sonde_errmsg_set(err, r, "listing events: %s", strerror(-r));
+			sonde_errmsg_set(err, r, "listing events: %s", sonde_strerror(r));
 		else if (names.n == 0)
 			r = sonde_errmsg_set(err, SONDE_E_UNKNOWN_EVENT,
 					     "no trace event matches '%s' (see sonde trace -l)",
@@ -370,7 +370,7 @@ static int set_functions(struct sonde_ftrace *ft, const char *file, const char *
 					 file, globs[i]);
 		else if (r < 0)
 			sonde_errmsg_set(err, r, "writing '%s' to %s: %s", globs[i], file,
-					 strerror(-r));
+					 sonde_strerror(r));
 	}
 	return r;
 }
@@ -414,7 +414,7 @@ static int set_tracer(struct sonde_ftrace *ft, const struct sonde_ftrace_config 
 	if (r < 0)
 		return sonde_errmsg_set(err, r, "the kernel refused the %s tracer (%s%s)",
 					cfg->tracer, ft->name[0] ? "in an instance: " : "",
-					strerror(-r));
+					sonde_strerror(r));
 	for (size_t i = 0; r == 0 && i < cfg->ndevices; i++) {
 		char path[PATH_MAX];
 
@@ -461,7 +461,7 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 		}
 		if (r < 0) {
 			sonde_errmsg_set(err, r, "creating tracefs instance %s/instances/%s: %s",
-					 cfg->tracefs, ft->name, strerror(-r));
+					 cfg->tracefs, ft->name, sonde_strerror(r));
 			free(ft);
 			return r;
 		}
@@ -519,7 +519,7 @@ int sonde_ftrace_destroy(struct sonde_ftrace *ft, struct sonde_errmsg *err)
 			first = r;
 			if (err)
 				sonde_errmsg_set(err, r, "restoring %s: %s", ft->undo[i].path,
-						 strerror(-r));
+						 sonde_strerror(r));
 		}
 		free(ft->undo[i].path);
 		free(ft->undo[i].saved);
@@ -537,7 +537,7 @@ int sonde_ftrace_destroy(struct sonde_ftrace *ft, struct sonde_errmsg *err)
 			first = r;
 			if (err)
 				sonde_errmsg_set(err, r, "removing instances/%s: %s", ft->name,
-						 strerror(-r));
+						 sonde_strerror(r));
 		}
 	}
 	free(ft);

@@ -7,8 +7,10 @@
  * CPU with pid -1 system wide.  The first fd opened on a CPU owns that
  * CPU's ring; every other fd on the CPU is redirected into it, so one
  * poll set and one drain pass cover everything.  The first event carries
- * the side-band (mmap, comm, task) records, and every event sets
- * sample_id_all so those records carry time and can be merged in order.
+ * the side-band (mmap, comm, task) records, except system wide, where a
+ * dummy event of its own does (perf's layout), enabled before /proc is
+ * read; every event sets sample_id_all so those records carry time and
+ * can be merged in order.
  */
 #include <sonde/record.h>
 
@@ -33,13 +35,40 @@
 #define USER_REGS_MASK 0ull
 #endif
 
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4) /* uapi headers before 6.0 */
+#endif
+
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
 #define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
 #endif
 
+/*
+ * The side-band carrier of system-wide captures, as perf adds it
+ * (evlist__add_dummy, "dummy:HG"): a software event that never samples,
+ * enabled before /proc is read while the sampling events wait until
+ * after, so a process forked meanwhile has its FORK/COMM/MMAP records and
+ * a process that dies meanwhile has no samples to explain.
+ */
+static const struct sonde_event dummy_event = {
+    .name = (char *)"dummy:HG",
+    .kind = SONDE_EV_SOFTWARE,
+    .attr = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY},
+};
+
+static const struct sonde_event *event_at(const struct sonde_record *r, size_t i)
+{
+	return i < r->o.events->n ? &r->o.events->events[i] : &dummy_event;
+}
+
+const char *sonde_record_event_name(const struct sonde_record *r, size_t i)
+{
+	return event_at(r, i)->name;
+}
+
 static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event_attr *a)
 {
-	const struct sonde_event *ev = &r->o.events->events[i];
+	const struct sonde_event *ev = event_at(r, i);
 	const struct sonde_record_opts *o = &r->o;
 
 	*a = ev->attr;
@@ -76,12 +105,20 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 	if (a->freq && a->sample_freq > r->max_freq && r->max_freq)
 		a->sample_freq = r->max_freq;
 	a->sample_id_all = 1;
+	/* The samples each event dropped, for the LOST_SAMPLES records written at
+	 * the end (record_lost.c); kernels before 6.0 refuse it: see open_one(). */
+	if (r->lost_format)
+		a->read_format |= PERF_FORMAT_LOST;
 	a->disabled = 1;
 	a->inherit = !o->system_wide;
 	a->enable_on_exec = o->target.workload > 0 && !o->system_wide;
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)((o->pages * (uint64_t)sysconf(_SC_PAGESIZE)) / 4);
-	if (i == 0) {
+	if (ev == &dummy_event) {
+		a->freq = 0;
+		a->sample_period = 1; /* as perf's: a dummy never overflows */
+	}
+	if (i == r->track) {
 		a->mmap = 1;
 		a->mmap2 = 1;
 		a->comm = 1;
@@ -113,11 +150,27 @@ static int open_one(struct sonde_record *r, size_t i, pid_t pid, int cpu)
 	struct perf_event_attr a = r->attrs[i];
 	int fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
+	/* Kernels before 6.0 don't know PERF_FORMAT_LOST: retry without (every
+	 * event: the attrs written to the file say what was opened). */
+	if (fd < 0 && errno == EINVAL && (a.read_format & PERF_FORMAT_LOST)) {
+		r->lost_format = false;
+		for (size_t k = 0; k < r->nevents; k++)
+			r->attrs[k].read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		a.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	/* Kernels before 5.12 don't know build_id: retry without. */
 	if (fd < 0 && errno == EINVAL && a.build_id) {
 		r->build_ids = false;
 		r->attrs[i].build_id = 0;
 		a.build_id = 0;
+		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	/* perf's fallback: user space only when the kernel is off limits; the
+	 * event's attr changes for every slot (and for the file's header). */
+	if (fd < 0 && sonde_event_fallback_user(&a, -errno)) {
+		r->attrs[i].exclude_kernel = a.exclude_kernel;
+		r->attrs[i].exclude_hv = a.exclude_hv;
 		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return fd < 0 ? -errno : fd;
@@ -144,7 +197,10 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 		return -ENOMEM;
 	r->o = *o;
 	r->nevents = o->events->n;
+	/* System wide, the side-band gets its own event (see dummy_event). */
+	r->track = o->system_wide ? r->nevents++ : 0;
 	r->build_ids = true;
+	r->lost_format = true;
 	if (sonde_read_u64("/proc/sys/kernel/perf_event_max_sample_rate", &r->max_freq) < 0)
 		r->max_freq = 0;
 	if (!o->period && r->max_freq && o->freq > r->max_freq)
@@ -178,8 +234,8 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 		      ((r->attrs[0].sample_type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0);
 
 	for (size_t i = 0; i < r->nevents; i++) {
-		const struct sonde_event *ev = &o->events->events[i];
-		const char *filter = o->filters ? o->filters[i] : NULL;
+		const struct sonde_event *ev = event_at(r, i);
+		const char *filter = o->filters && i < o->events->n ? o->filters[i] : NULL;
 		size_t opened = 0;
 
 		for (size_t t = 0; t < ntasks; t++) {
@@ -194,7 +250,7 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 					r->failed_err = fd;
 					ret = sonde_errmsg_set(&r->err, fd,
 							       "can't open event '%s' on CPU %d: %s",
-							       ev->name, cpu, strerror(-fd));
+							       ev->name, cpu, sonde_strerror(fd));
 					goto out;
 				}
 				r->fds[i * r->nslots + slot] = fd;
@@ -217,7 +273,7 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 					if (ret < 0) {
 						sonde_errmsg_set(&r->err, ret,
 								 "can't map a %u-page ring on CPU %d: %s (try a smaller -m, or raise kernel.perf_event_mlock_kb)",
-								 o->pages, cpu, strerror(-ret));
+								 o->pages, cpu, sonde_strerror(ret));
 						goto out;
 					}
 					r->stats[k].cpu = cpu;
@@ -260,9 +316,10 @@ void sonde_record_close(struct sonde_record *r)
 	free(r);
 }
 
-static int ioctl_all(struct sonde_record *r, unsigned long req)
+/* @req on every fd of events [@first, @end). */
+static int ioctl_events(struct sonde_record *r, unsigned long req, size_t first, size_t end)
 {
-	for (size_t k = 0; k < r->nevents * r->nslots; k++)
+	for (size_t k = first * r->nslots; k < end * r->nslots; k++)
 		if (r->fds[k] >= 0 && ioctl(r->fds[k], req, 0) < 0)
 			return sonde_errmsg_set(&r->err, -errno, "ioctl: %s", strerror(errno));
 	return 0;
@@ -270,12 +327,20 @@ static int ioctl_all(struct sonde_record *r, unsigned long req)
 
 int sonde_record_enable(struct sonde_record *r)
 {
-	return ioctl_all(r, PERF_EVENT_IOC_ENABLE);
+	return ioctl_events(r, PERF_EVENT_IOC_ENABLE, 0, r->nevents);
+}
+
+int sonde_record_enable_sideband(struct sonde_record *r)
+{
+	/* Only a side-band event of its own: event 0 would sample as well. */
+	if (r->track < r->o.events->n)
+		return 0;
+	return ioctl_events(r, PERF_EVENT_IOC_ENABLE, r->track, r->track + 1);
 }
 
 int sonde_record_disable(struct sonde_record *r)
 {
-	return ioctl_all(r, PERF_EVENT_IOC_DISABLE);
+	return ioctl_events(r, PERF_EVENT_IOC_DISABLE, 0, r->nevents);
 }
 
 size_t sonde_record_event_ids(const struct sonde_record *r, size_t ev, uint64_t *ids, size_t max)

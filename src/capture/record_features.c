@@ -28,8 +28,8 @@ int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char
 	return r;
 }
 
-static int tracing_data(struct sonde_pd_writer *w, const struct sonde_record *r,
-			const char *tracefs)
+int sonde_record_tracing_data(struct sonde_pd_writer *w, const struct sonde_record *r,
+			      const char *tracefs)
 {
 	const struct sonde_evlist *l = r->o.events;
 	struct sonde_tp_name *tps = calloc(l->n ? l->n : 1, sizeof(*tps));
@@ -98,7 +98,11 @@ int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_reco
 {
 	int first = 0, ret;
 
-	ret = tracing_data(w, r, tracefs);
+	/* Set already when the output is a stream (it must precede the records). */
+	ret = sonde_pd_writer_feature(w, SONDE_PD_FEAT_TRACING_DATA, &(const void *){NULL},
+				      &(size_t){0})
+		  ? 0
+		  : sonde_record_tracing_data(w, r, tracefs);
 	if (ret < 0 && !first)
 		first = ret;
 	ret = sample_time(w, r);

@@ -46,11 +46,24 @@ int cli_ids(const char *cmd, const char *opt, const char *arg, const struct sond
 int cli_ids_u32(const char *cmd, const char *opt, const char *arg, const struct sonde_idkind *kind,
 		uint32_t **v, size_t *n);
 
+struct sonde_evlist;
+/*
+ * After perf's fallback to user space (sonde_event_fallback_user): renames
+ * the events of @l that fell back (@user_only[i]) as perf does (":u") and
+ * says once why the kernel is not counted.
+ */
+void cli_user_only(struct sonde_evlist *l, const bool *user_only);
+
 struct sonde_agent_record_req;
+/* How a host authenticates to an agent: --token, --token-file (either may
+ * be NULL; then $SONDE_AGENT_TOKEN, then a local agent's default file). */
+struct cli_agent_auth {
+	const char *token, *token_file;
+};
 /* record_remote.c: --target for record and list. */
-int record_remote(const char *target, const char *token_file, struct sonde_agent_record_req *req,
-		  const char *output, int zlevel);
-int list_remote(const char *target, const char *token_file, const char *glob);
+int record_remote(const char *target, const struct cli_agent_auth *auth,
+		  struct sonde_agent_record_req *req, const char *output, int zlevel);
+int list_remote(const char *target, const struct cli_agent_auth *auth, const char *glob);
 
 int cmd_stat(int argc, char **argv, struct cli *cli);
 int cmd_record(int argc, char **argv, struct cli *cli);

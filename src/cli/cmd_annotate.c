@@ -51,6 +51,7 @@ static const char usage[] =
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n";
 
@@ -84,7 +85,9 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 		OPT_BUILDID_DIR,
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
-		OPT_NO_UNWIND
+		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -108,6 +111,8 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -193,6 +198,10 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
 			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			break;
 		case 'q':
 			c->quiet = true;
 			break;
@@ -249,7 +258,8 @@ static long choose(const struct annotate_cli *c, const struct sonde_report *rep,
 		bool found = false;
 
 		for (size_t k = 0; k < n; k++)
-			found |= !strcmp(v[k]->name, c->names.v[i]);
+			found |= !strcmp(v[k]->name, c->names.v[i]) ||
+				 (v[k]->mangled && !strcmp(v[k]->mangled, c->names.v[i]));
 		if (!found) {
 			cli_error("%s: no samples in %s", c->input, c->names.v[i]);
 			free(v);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +30,16 @@ static const char list_usage[] =
 	"A GLOB (e.g. 'sched:*', '*fault*') keeps matching names; a class keeps one group.\n"
 	"Groups this machine can't use are marked as such.\n"
 	"\n"
-	"  --target HOST:PORT|ssh://...  list what a target running sonde-agent supports\n"
-	"  --token-file FILE             the agent's token\n";
+	"  --target HOST:PORT|ssh://...|unix:PATH\n"
+	"                                list what a target running sonde-agent supports\n"
+	"  --token-file FILE             the agent's token (or --token TOKEN, or\n"
+	"                                $SONDE_AGENT_TOKEN; see sonde-agent(1))\n";
 
 struct lister {
 	const char *glob;  /* NULL: everything */
 	const char *klass; /* NULL: every class */
 	bool any;
+	char tp_why[PATH_MAX + 200]; /* why tracepoints could not be listed, or empty */
 };
 
 static bool want_class(const struct lister *ls, const char *klass)
@@ -113,9 +117,16 @@ static void list_tracepoints(struct lister *ls, const char *tracefs,
 {
 	struct sonde_strlist systems, events;
 	char name[300];
+	int r;
 
 	sonde_strlist_init(&systems);
-	sonde_tracepoint_systems(tracefs, &systems);
+	r = sonde_tracepoint_systems(tracefs, &systems);
+	/* tracefs is root's alone by default (mode 0700): say so, never list nothing. */
+	if (r < 0)
+		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, sonde_strerror(r),
+			 r == -EACCES || r == -EPERM ? " (tracefs is readable by root only: run "
+						       "as root, or chmod the tracefs mount)"
+						     : "");
 	for (size_t i = 0; i < systems.n; i++) {
 		sonde_strlist_init(&events);
 		sonde_tracepoint_events(tracefs, systems.v[i], &events);
@@ -182,11 +193,16 @@ static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 	for (size_t k = 0; k < 2; k++) {
 		struct sonde_strlist names;
 
+		int r;
+
 		sonde_strlist_init(&names);
-		if (probe_names(roots, kinds[k], &names) < 0) {
+		r = probe_names(roots, kinds[k], &names);
+		if (r < 0) {
 			if (!ls->glob)
 				printf("  %-50s [%s]\n", kinds[k],
-				       "not available here: the kernel has no such probes");
+				       r == -EACCES || r == -EPERM
+					   ? "can't tell: tracefs is readable by root only"
+					   : "not available here: the kernel has no such probes");
 		} else if (!names.n && !ls->glob) {
 			printf("  %-50s [%s]\n", kinds[k],
 			       k ? "Kernel dynamic probe: none defined now"
@@ -204,8 +220,10 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
 					     {"target", required_argument, NULL, 'T'},
 					     {"token-file", required_argument, NULL, 'K'},
+					     {"token", required_argument, NULL, 'k'},
 					     {0}};
-	const char *target = NULL, *token_file = NULL;
+	const char *target = NULL;
+	struct cli_agent_auth auth = {0};
 	static const char *const classes[] = {"hw", "sw", "cache", "pmu", "tracepoint", "probe"};
 	struct lister ls = {0};
 	const struct sonde_roots *roots;
@@ -217,8 +235,8 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			fputs(list_usage, stdout);
 			return EXIT_OK;
 		}
-		if (c == 'T' || c == 'K') {
-			*(c == 'T' ? &target : &token_file) = optarg;
+		if (c == 'T' || c == 'K' || c == 'k') {
+			*(c == 'T' ? &target : c == 'K' ? &auth.token_file : &auth.token) = optarg;
 			continue;
 		}
 		return cli_usage_error("list", "unknown option");
@@ -226,7 +244,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	if (optind < argc - 1)
 		return cli_usage_error("list", "give at most one GLOB");
 	if (target)
-		return list_remote(target, token_file, optind < argc ? argv[optind] : NULL);
+		return list_remote(target, &auth, optind < argc ? argv[optind] : NULL);
 	if (optind < argc) {
 		for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
 			if (!strcmp(argv[optind], classes[i]))
@@ -246,7 +264,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			printf("  Note: this machine has no usable hardware PMU (perf_event_open: %s);\n"
 			       "  hardware, cache and raw events can't be counted here.  cpu-clock and\n"
 			       "  task-clock sample by timer instead.\n\n",
-			       strerror(-hw));
+			       sonde_strerror(hw));
 	}
 	if (want_class(&ls, "hw"))
 		list_named(&ls, PERF_TYPE_HARDWARE, hw_what);
@@ -275,15 +293,24 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 		}
 		if (roots->tracefs)
 			list_tracepoints(&ls, roots->tracefs, &probes);
-		else if (!ls.glob)
-			printf("  tracepoints: not available (tracefs is not mounted and could not be "
-			       "mounted; run as root or mount -t tracefs nodev /sys/kernel/tracing)\n");
+		else
+			snprintf(ls.tp_why, sizeof(ls.tp_why),
+				 "tracefs is not mounted and could not be mounted; run as root or "
+				 "mount -t tracefs nodev /sys/kernel/tracing");
 		sonde_strlist_fini(&probes);
+		/* Asked for tracepoints and got none: an error, not an empty list. */
+		if (ls.tp_why[0] && ls.klass) {
+			cli_error("can't list tracepoints: %s", ls.tp_why);
+			return EXIT_FAIL;
+		}
+		if (ls.tp_why[0] && !ls.glob)
+			printf("  tracepoints: not available (%s)\n", ls.tp_why);
 	}
 	if (want_class(&ls, "probe"))
 		list_probes(&ls, roots);
 	if (ls.glob && !ls.any) {
-		cli_error("no event matches '%s'", ls.glob);
+		cli_error("no event matches '%s'%s%s", ls.glob,
+			  ls.tp_why[0] ? "; tracepoints could not be read: " : "", ls.tp_why);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

@@ -51,16 +51,18 @@ static const char record_usage[] =
 	"  -t, --tid TID[,TID]    record existing threads\n"
 	"  -a, --all-cpus         record every CPU (system wide)\n"
 	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
-	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old)\n"
+	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old);\n"
+	"                         - or a FIFO: perf's pipe format, streamed (perf report -i -)\n"
 	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
 	"  -z, --compression-level[=N]\n"
 	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
-	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]\n"
+	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
 	"                         capture on a target running sonde-agent (the command\n"
 	"                         runs there); the file is written here\n"
-	"      --token-file FILE  the agent's token (needed off loopback)\n"
+	"      --token-file FILE  the agent's token (or --token TOKEN, or $SONDE_AGENT_TOKEN;\n"
+	"                         a local agent's default file is read when none is given)\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
@@ -81,7 +83,8 @@ struct record_opts {
 	int zlevel;   /* 0: no compression */
 	char **argv;
 	/* --target: the -e and --filter arguments go to the target as they are */
-	const char *target, *token_file;
+	const char *target;
+	struct cli_agent_auth auth;
 	const char **specs, **spec_filters;
 	size_t nspecs;
 };
@@ -179,7 +182,7 @@ static int add_remote_spec(struct record_opts *o, const char *spec)
 
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN };
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -197,6 +200,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
+		{"token", required_argument, NULL, OPT_TOKEN_STR},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -215,7 +219,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			o->target = optarg;
 			break;
 		case OPT_TOKEN:
-			o->token_file = optarg;
+			o->auth.token_file = optarg;
+			break;
+		case OPT_TOKEN_STR:
+			o->auth.token = optarg;
 			break;
 		case 'e': {
 			size_t before = o->events.n;
@@ -322,8 +329,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		o->argv = &argv[optind];
 	if (cli_check_target("record", o->argv != NULL, o->npids, o->ntids, o->all_cpus))
 		return EXIT_USAGE;
-	if (o->token_file && !o->target)
-		return cli_usage_error("record", "--token-file goes with --target");
+	if ((o->auth.token_file || o->auth.token) && !o->target)
+		return cli_usage_error("record", "--token and --token-file go with --target");
 	if (o->target)
 		return 0; /* the target picks its default event */
 	if (!o->events.n) {
@@ -376,7 +383,7 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], c->o->events.events[i].name,
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
 						 ids, n);
 
 		if (r < 0) {
@@ -401,7 +408,29 @@ static void warn_kernel_map_hidden(void)
 
 #define MIB (1024.0 * 1024.0)
 
-static void print_summary(struct capture *c)
+/* What the summary line reports: the output as it ended up. */
+struct summary {
+	uint64_t file_bytes; /* the file's size (a stream: the record bytes sent) */
+	uint64_t raw, packed; /* record bytes before and after -z */
+	int64_t samples;      /* samples in the file, -1: all that were captured */
+};
+
+/* Samples in the file at @path (after a write error cut it).  Return: count or -1. */
+static int64_t samples_in(const char *path)
+{
+	struct sonde_pd_reader *r;
+	struct sonde_pd_record rec;
+	int64_t n = 0;
+
+	if (sonde_pd_reader_open(&r, path, NULL) < 0)
+		return -1;
+	while (sonde_pd_reader_next(r, &rec) == 1)
+		n += rec.type == PERF_RECORD_SAMPLE;
+	sonde_pd_reader_close(r);
+	return n;
+}
+
+static void print_summary(struct capture *c, const struct summary *sum)
 {
 	uint64_t samples = 0, lost = 0, throttles = 0;
 	char lost_cpus[256] = "";
@@ -421,22 +450,78 @@ static void print_summary(struct capture *c)
 				used = sizeof(lost_cpus) - 1;
 		}
 	}
-	sonde_pd_writer_sync(c->w);
 	fprintf(stderr, "[ sonde record: captured and wrote %.3f MB %s",
-		(double)sonde_pd_writer_file_data_size(c->w) / MIB, c->o->output);
-	if (c->o->zlevel) {
-		uint64_t raw = sonde_pd_writer_data_size(c->w);
-		uint64_t packed = sonde_pd_writer_file_data_size(c->w);
-
-		fprintf(stderr, ", compressed (original %.3f MB, ratio is %.1f)", (double)raw / MIB,
-			packed ? (double)raw / (double)packed : 0.0);
-	}
-	fprintf(stderr, " (%llu samples", (unsigned long long)samples);
-	if (lost)
+		(double)sum->file_bytes / MIB,
+		c->of.is_stdout ? "to standard output" : c->o->output);
+	if (c->o->zlevel)
+		fprintf(stderr, ", compressed (original %.3f MB, ratio is %.1f)",
+			(double)sum->raw / MIB,
+			sum->packed ? (double)sum->raw / (double)sum->packed : 0.0);
+	if (sum->samples >= 0 && (uint64_t)sum->samples != samples)
+		fprintf(stderr, " (%llu samples in the file of %llu captured",
+			(unsigned long long)sum->samples, (unsigned long long)samples);
+	else
+		fprintf(stderr, " (%llu samples", (unsigned long long)samples);
+	/* The events' own counts, what perf report says ("Total Lost Samples");
+	 * the rings' LOST records only on kernels without them. */
+	if (c->rec->lost_format && c->rec->lost_samples)
+		fprintf(stderr, ", %llu lost", (unsigned long long)c->rec->lost_samples);
+	else if (!c->rec->lost_format && lost)
 		fprintf(stderr, ", %llu lost on CPUs %s", (unsigned long long)lost, lost_cpus);
 	if (throttles)
 		fprintf(stderr, ", throttled %llu times", (unsigned long long)throttles);
 	fprintf(stderr, ") ]\n");
+}
+
+/*
+ * Finishes the file after the capture: end features, build ids, close.
+ * Fills @sum with what the file holds.  Return: EXIT_OK or EXIT_FAIL.
+ */
+static int finish_file(struct capture *c, struct summary *sum)
+{
+	struct record_opts *o = c->o;
+	const char *path = c->of.tmp ? c->of.tmp : o->output;
+	struct sonde_errmsg err = {{0}};
+	struct stat st;
+	int r = 0, ret = EXIT_OK;
+
+	if (c->captured)
+		r = sonde_record_end_features(c->w, c->rec, cli_roots(c->cli)->tracefs,
+					      o->kallsyms < 0 ? o->all_cpus : o->kallsyms);
+	/* The pass re-reads the file: a stream has no build-id table (as perf's). */
+	if (c->captured && !c->write_err && !c->of.stream) {
+		int b = sonde_record_build_ids(c->w, path, "/sys");
+
+		if (b < 0 && !r)
+			r = b;
+	}
+	if (!c->write_err)
+		c->write_err = sonde_pd_writer_error(c->w);
+	if (c->write_err && c->of.stream)
+		cli_error("writing %s failed: %s", c->of.is_stdout ? "standard output" : o->output,
+			  sonde_pd_writer_errmsg(c->w));
+	else if (c->write_err)
+		cli_error("writing %s failed: %s; the file keeps the records written before",
+			  o->output, sonde_pd_writer_errmsg(c->w));
+	else if (r < 0)
+		cli_warn("some header features could not be written: %s", sonde_strerror(r));
+	sonde_pd_writer_sync(c->w);
+	sum->raw = sonde_pd_writer_data_size(c->w);
+	sum->packed = sonde_pd_writer_file_data_size(c->w);
+	if (sonde_pd_writer_close(c->w, &err) < 0) {
+		if (!c->write_err)
+			cli_error("closing %s: %s", o->output, err.text);
+		ret = EXIT_FAIL;
+	} else if (c->write_err) {
+		ret = EXIT_FAIL;
+	}
+	c->w = NULL;
+	/* The real size, header features included (not just the records). */
+	sum->file_bytes = !c->of.stream && fstat(c->of.fd, &st) == 0 ? (uint64_t)st.st_size
+								     : sum->packed;
+	/* After a write error the file holds fewer samples than were captured. */
+	sum->samples = ret != EXIT_OK && !c->of.stream ? samples_in(path) : -1;
+	return ret;
 }
 
 static int workload_exit_code(int status)
@@ -465,12 +550,17 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* A capture that fails to start must leave the previous file alone. */
-	r = sonde_outfile_open(&c->of, o->output, 0600, SONDE_OUTFILE_KEEP_OLD, &err);
+	r = sonde_outfile_open(&c->of, o->output, 0600,
+			       SONDE_OUTFILE_KEEP_OLD | SONDE_OUTFILE_STDOUT, &err);
 	if (r < 0) {
 		cli_error("%s", err.text);
 		return EXIT_FAIL;
 	}
-	r = sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
+	/* "-", a FIFO: perf's pipe mode; a reader that goes away is a write error. */
+	if (c->of.stream)
+		signal(SIGPIPE, SIG_IGN);
+	r = c->of.stream ? sonde_pd_writer_open_stream(&c->w, c->of.fd, &err)
+			 : sonde_pd_writer_open_fd(&c->w, c->of.fd, &err);
 	if (r < 0) {
 		cli_error("%s", err.text);
 		return EXIT_FAIL;
@@ -521,6 +611,14 @@ static int run_capture(struct capture *c, int argc, char **argv)
 			cli_error("%s", c->cap.err.text);
 		goto out;
 	}
+	{
+		bool user_only[c->rec->nevents ? c->rec->nevents : 1];
+
+		for (size_t i = 0; i < c->rec->nevents; i++)
+			user_only[i] = c->rec->attrs[i].exclude_kernel &&
+				       !o->events.events[i].attr.exclude_kernel;
+		cli_user_only(&o->events, user_only);
+	}
 	if (c->rec->freq_asked)
 		cli_warn("maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
 			 "(raise kernel.perf_event_max_sample_rate to sample faster)",
@@ -530,13 +628,17 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	r = declare_events(c);
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
+	/* Before the first record: a stream can't add it later. */
+	if (r == 0 && c->of.stream &&
+	    sonde_record_tracing_data(c->w, c->rec, cli_roots(c->cli)->tracefs) < 0)
+		cli_warn("the event formats could not be read: tracepoint fields won't decode");
 	if (r == 0)
 		r = sonde_capture_synthesize(&c->cap, writer_emit, c->w);
 	if (r == 0 && c->cap.kernel_map_hidden)
 		warn_kernel_map_hidden();
 	if (r < 0) {
 		cli_error("can't write %s: %s", o->output, sonde_pd_writer_errmsg(c->w)[0]
-				 ? sonde_pd_writer_errmsg(c->w) : strerror(-r));
+				 ? sonde_pd_writer_errmsg(c->w) : sonde_strerror(r));
 		goto out;
 	}
 	r = sonde_capture_run(&c->cap);
@@ -601,7 +703,7 @@ static int run_remote(struct record_opts *o, int argc, char **argv)
 			req.argc++;
 		req.argv = (const char **)o->argv;
 	}
-	ret = record_remote(o->target, o->token_file, &req, o->output, o->zlevel);
+	ret = record_remote(o->target, &o->auth, &req, o->output, o->zlevel);
 out:
 	free(cmdline);
 	free(pids);
@@ -619,6 +721,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		.kallsyms = -1,
 	};
 	struct capture c = {.o = &o, .cli = cli, .status = -1, .of = {.fd = -1}};
+	struct summary sum = {0, 0, 0, -1};
 	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -640,34 +743,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	sigaction(SIGCHLD, &sa, NULL);
 
 	ret = run_capture(&c, argc, argv);
-	if (c.w) {
-		int r = 0;
-
-		if (c.rec && ret == EXIT_OK)
-			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
-						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
-		if (c.rec && ret == EXIT_OK && !c.write_err) {
-			int b = sonde_record_build_ids(c.w, c.of.tmp ? c.of.tmp : o.output, "/sys");
-
-			if (b < 0 && !r)
-				r = b;
-		}
-		if (c.write_err || sonde_pd_writer_error(c.w))
-			cli_error("writing %s failed: %s; the file keeps the records written before",
-				  o.output, sonde_pd_writer_errmsg(c.w));
-		else if (r < 0)
-			cli_warn("some header features could not be written: %s", strerror(-r));
-		if (c.rec && ret == EXIT_OK)
-			print_summary(&c);
-		if (sonde_pd_writer_close(c.w, &err) < 0) {
-			if (!c.write_err)
-				cli_error("closing %s: %s", o.output, err.text);
-			ret = EXIT_FAIL;
-		} else if (c.write_err) {
-			ret = EXIT_FAIL;
-		}
-		c.w = NULL;
-	}
+	if (c.w && finish_file(&c, &sum) != EXIT_OK)
+		ret = EXIT_FAIL;
 	if (c.captured) {
 		if (sonde_outfile_commit(&c.of, &err) < 0) {
 			cli_error("%s", err.text);
@@ -676,6 +753,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	} else {
 		sonde_outfile_abort(&c.of);
 	}
+	if (c.captured)
+		print_summary(&c, &sum);
 	if (ret == EXIT_OK && o.argv)
 		ret = workload_exit_code(c.status);
 	sonde_capture_close(&c.cap);

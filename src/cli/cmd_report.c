@@ -39,7 +39,11 @@ static const char usage[] =
     "      --percent-limit P   hide rows below P%% overhead\n"
     "      --callchain-limit P hide call-graph branches below P%% (default 0.5)\n"
     "  -n, --show-nr-samples   a samples column per event\n"
-    "      --sort-event N|NAME order rows by this event (several events side by side)\n"
+    "      --group             all events side by side in one table (default: one section\n"
+    "                          per event that has samples, as perf report)\n"
+    "      --no-group          one section per event\n"
+    "      --sort-event N|NAME with --group: order rows by this event; without: show only\n"
+    "                          this event's section\n"
     "      --comm LIST         only these commands\n"
     "      --pid LIST          only these processes\n"
     "  -d, --dso LIST          only samples in these objects (with -s sym: one image's symbols)\n"
@@ -50,8 +54,10 @@ static const char usage[] =
     "      --modules-dir DIR   kernel modules (NAME.ko) for this capture\n"
     "      --image NAME=PATH   the file for an object or module, repeatable\n"
     "      --no-unwind         ignore saved user stacks (--call-graph dwarf captures)\n"
-    "      --inline            inlined functions as frames of the call graphs\n"
-    "      --no-inline         not (the default, as perf report shows them)\n"
+    "      --inline            inlined functions as frames of every call-graph frame\n"
+    "                          (default: of the frames DWARF unwinding found, as perf)\n"
+    "      --no-inline         no inlined frames\n"
+    "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
     "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n"
@@ -68,7 +74,7 @@ struct report_cli {
 	const char *sort;
 	const char *sort_event;
 	double percent_limit, callchain_limit;
-	bool show_samples;
+	bool show_samples, group;
 	struct sonde_strlist comms, dsos, debug_dirs, images;
 	uint32_t *pids;
 	size_t npids;
@@ -95,8 +101,12 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_MODULES_DIR,
 		OPT_IMAGE,
 		OPT_NO_UNWIND,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 		OPT_NO_INLINE,
-		OPT_INLINE
+		OPT_INLINE,
+		OPT_GROUP,
+		OPT_NO_GROUP
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -112,6 +122,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"callchain-limit", required_argument, NULL, OPT_CLIMIT},
 	    {"show-nr-samples", no_argument, NULL, 'n'},
 	    {"sort-event", required_argument, NULL, OPT_SORT_EVENT},
+	    {"group", no_argument, NULL, OPT_GROUP},
+	    {"no-group", no_argument, NULL, OPT_NO_GROUP},
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"dso", required_argument, NULL, 'd'},
@@ -122,6 +134,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"modules-dir", required_argument, NULL, OPT_MODULES_DIR},
 	    {"image", required_argument, NULL, OPT_IMAGE},
 	    {"no-unwind", no_argument, NULL, OPT_NO_UNWIND},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -191,6 +205,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		case OPT_SORT_EVENT:
 			c->sort_event = optarg;
 			break;
+		case OPT_GROUP:
+		case OPT_NO_GROUP:
+			c->group = o == OPT_GROUP;
+			break;
 		case OPT_COMM:
 			r = cli_add_list(&c->comms, optarg);
 			break;
@@ -225,11 +243,15 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		case OPT_NO_UNWIND:
 			c->ro.no_unwind = true;
 			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			break;
 		case OPT_NO_INLINE:
-			c->ro.inline_frames = false;
+			c->ro.inline_frames = -1;
 			break;
 		case OPT_INLINE:
-			c->ro.inline_frames = true;
+			c->ro.inline_frames = 1;
 			break;
 		case 'v':
 			c->verbose = true;
@@ -267,9 +289,20 @@ static void warn_capture(const struct report_cli *c, const struct sonde_report *
 		cli_warn("%s: %s; reporting what was read", c->input,
 			 sonde_pd_reader_errmsg(r)[0] ? sonde_pd_reader_errmsg(r)
 						      : "the recorder did not finish the file");
-	if (rep->lost || rep->lost_samples)
+	/*
+	 * perf's accounting: LOST_SAMPLES records give the samples lost (the
+	 * report's "Total Lost Samples"); LOST records count the same losses
+	 * again, per ring, so they only speak for files without the former.
+	 */
+	if (rep->lost_samples)
 		cli_warn("%llu samples were lost during the capture (the report undercounts)",
-			 (unsigned long long)(rep->lost + rep->lost_samples));
+			 (unsigned long long)rep->lost_samples);
+	else if (rep->lost)
+		cli_warn("%llu events were lost in %llu chunks during the capture (the report "
+			 "undercounts)",
+			 (unsigned long long)rep->lost, (unsigned long long)rep->lost_chunks);
+	if (!rep->walk.samples)
+		cli_warn("%s has no samples", c->input);
 	if (rep->throttled)
 		cli_warn("the kernel throttled sampling %llu times (lower -F or raise "
 			 "kernel.perf_event_max_sample_rate)",
@@ -402,7 +435,10 @@ static int run(struct report_cli *c)
 	if (ret == 0) {
 		po.percent_limit = c->percent_limit;
 		po.callchains = c->ro.callchains;
-		po.show_samples = c->show_samples || rep->nevents > 1;
+		po.group = c->group;
+		po.one_event = c->sort_event && !c->group;
+		/* Side by side, a samples column per event tells the events apart. */
+		po.show_samples = c->show_samples || (c->group && rep->nevents > 1);
 		po.file = c->input;
 		if (c->html) {
 			abo.arch = sonde_pd_reader_features(r)->arch;

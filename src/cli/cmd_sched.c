@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sonde sched latency: per-task wakeup-to-run delays of a capture with
- * sched tracepoints (`sonde record -e sched:sched_switch,sched:sched_waking`
+ * sched tracepoints (`sonde record -e sched:sched_switch,sched:sched_wakeup`
  * or `perf sched record`).  One report pass with a per-sample hook feeds
  * the decode layer's analysis; the table has perf sched latency's columns.
  */
@@ -22,8 +22,8 @@
 static const char usage[] =
     "usage: sonde sched latency [options]\n"
     "\n"
-    "Per task: time from wakeup (or preemption) to running, runtime and switches, from\n"
-    "sched:sched_switch, sched:sched_waking/sched_wakeup and sched:sched_wakeup_new\n"
+    "Per task: time from wakeup (or a switch-out in state R) to running, runtime and switches, from\n"
+    "sched:sched_switch, sched:sched_wakeup and sched:sched_wakeup_new (as perf sched latency)\n"
     "(sched:sched_stat_runtime for runtime when recorded).\n"
     "\n"
     "  -i, --input FILE   the capture (default perf.data)\n"
@@ -119,7 +119,7 @@ static int latency(struct sched_cli *c)
 	ret = sonde_tp_decoder_open_capture(&tp, r, &err);
 	if (ret == 0 && (ret = sonde_schedlat_new(&c->sl, tp)) == -ENOENT)
 		cli_error("%s: no sched:sched_switch events: record with 'sonde record -e "
-			  "sched:sched_switch,sched:sched_waking -a' or 'perf sched record'",
+			  "sched:sched_switch,sched:sched_wakeup -a' or 'perf sched record'",
 			  c->input);
 	else if (ret == -ENOENT)
 		cli_error("%s: no tracepoint formats in the capture", c->input);

@@ -46,6 +46,7 @@ static const char usage[] =
     "      --io             per process: read and write calls, bytes, failed calls\n"
     "  -k, --vmlinux FILE   kernel image with symbols\n"
     "      --symfs DIR      look up the capture's paths under DIR\n"
+    "      --no-demangle    C++ and Rust names as in the symbol table (mangled)\n"
     "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
     "  -q, --quiet          no warnings\n"
     "  -h, --help           this help\n";
@@ -129,6 +130,8 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_SUMMARY,
 		OPT_IO,
 		OPT_SYMFS,
+		OPT_DEMANGLE,
+		OPT_NO_DEMANGLE,
 		OPT_BUILDID_DIR
 	};
 	static const struct option opts[] = {
@@ -145,6 +148,8 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"io", no_argument, NULL, OPT_IO},
 	    {"vmlinux", required_argument, NULL, 'k'},
 	    {"symfs", required_argument, NULL, OPT_SYMFS},
+	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
+	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
@@ -204,6 +209,10 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_SYMFS:
 			c->ro.sym.symfs = optarg;
+			break;
+		case OPT_DEMANGLE:
+		case OPT_NO_DEMANGLE:
+			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case OPT_BUILDID_DIR:
 			c->ro.sym.buildid_dir = optarg;

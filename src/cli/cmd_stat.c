@@ -277,7 +277,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	if (o->argv) {
 		r = sonde_workload_prepare(&wl, o->argv);
 		if (r < 0) {
-			cli_error("can't start '%s': %s", o->argv[0], strerror(-r));
+			cli_error("can't start '%s': %s", o->argv[0], sonde_strerror(r));
 			goto out;
 		}
 		t.workload = wl.pid;
@@ -295,6 +295,13 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		sonde_workload_abort(&wl);
 		goto out;
 	}
+	{
+		bool user_only[cs.n ? cs.n : 1];
+
+		for (size_t i = 0; i < cs.n; i++)
+			user_only[i] = cs.c[i].user_only;
+		cli_user_only(&o->events, user_only);
+	}
 	for (size_t i = 0; i < cs.n; i++)
 		rows[i].ev = cs.c[i].ev;
 	prev = calloc(cs.n ? cs.n : 1, sizeof(*prev));
@@ -310,7 +317,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		t0 = now_ns();
 		r = sonde_workload_start(&wl);
 		if (r < 0) {
-			cli_error("can't run '%s': %s", o->argv[0], strerror(-r));
+			cli_error("can't run '%s': %s", o->argv[0], sonde_strerror(r));
 			ret = 127;
 			goto close;
 		}

@@ -265,7 +265,7 @@ static int list_all(struct cli *cli, const char *glob)
 			printf("  %s\n", events.v[i]);
 	sonde_strlist_fini(&events);
 	if (r < 0)
-		cli_warn("listing events: %s", strerror(-r));
+		cli_warn("listing events: %s", sonde_strerror(r));
 
 	printf("functions:\n");
 	if (sonde_path(path, sizeof(path), "%s/available_filter_functions", roots->tracefs) < 0)
@@ -665,7 +665,7 @@ static int run_trace(struct run *t)
 	if (o->argv) {
 		r = sonde_workload_prepare(&t->wl, o->argv);
 		if (r < 0) {
-			cli_error("can't start %s: %s", o->argv[0], strerror(-r));
+			cli_error("can't start %s: %s", o->argv[0], sonde_strerror(r));
 			goto unblock;
 		}
 		cfg.pids = &t->wl.pid;
@@ -690,7 +690,7 @@ static int run_trace(struct run *t)
 	if (r == 0)
 		r = sonde_ftrace_start(t->ft);
 	if (r < 0) {
-		cli_error("%s", err.text[0] ? err.text : strerror(-r));
+		cli_error("%s", err.text[0] ? err.text : sonde_strerror(r));
 		if (o->argv)
 			sonde_workload_abort(&t->wl);
 		goto teardown;
@@ -698,7 +698,7 @@ static int run_trace(struct run *t)
 	if (o->argv) {
 		r = sonde_workload_start(&t->wl);
 		if (r < 0) {
-			cli_error("can't run %s: %s", o->argv[0], strerror(-r));
+			cli_error("can't run %s: %s", o->argv[0], sonde_strerror(r));
 			goto teardown;
 		}
 	}
@@ -805,7 +805,7 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 		return EXIT_OK;
 	}
 	if (r < 0) {
-		cli_error("%s", strerror(-r));
+		cli_error("%s", sonde_strerror(r));
 		opts_fini(&o);
 		return EXIT_FAIL;
 	}

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sonde/evspec.h>
+#include <sonde/fileio.h>
 #include <sonde/idlist.h>
 #include <sonde/log.h>
 #include <sonde/tracefs.h>
@@ -112,6 +114,29 @@ int cli_ids_u32(const char *cmd, const char *opt, const char *arg, const struct 
 	struct sonde_errmsg err;
 
 	return ids_result(cmd, opt, sonde_idlist_add_u32(arg, kind, v, n, &err), &err);
+}
+
+void cli_user_only(struct sonde_evlist *l, const bool *user_only)
+{
+	char names[256] = "", paranoid[32] = "?";
+	size_t used = 0, n = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (!user_only[i] || sonde_evlist_set_user_only(l, i) < 0)
+			continue;
+		if (used < sizeof(names))
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 n ? ", " : "", l->events[i].name);
+		n++;
+	}
+	if (!n)
+		return;
+	if (sonde_read_text("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid)) >= 0)
+		paranoid[strcspn(paranoid, "\n")] = '\0';
+	cli_warn("kernel.perf_event_paranoid=%s keeps unprivileged users out of the kernel: "
+		 "counting user space only (%s%s); run as root, grant CAP_PERFMON or "
+		 "sysctl -w kernel.perf_event_paranoid=1 to count the kernel too",
+		 paranoid, names, used >= sizeof(names) ? "..." : "");
 }
 
 const struct sonde_roots *cli_roots(struct cli *cli)

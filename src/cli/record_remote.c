@@ -19,7 +19,6 @@
 
 #include <sonde/agent.h>
 #include <sonde/cpulist.h>
-#include <sonde/fileio.h>
 #include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
@@ -37,32 +36,66 @@ static void on_stop(int sig)
 		stop_fd = -1;
 }
 
-static int read_token(const char *path, char **tok, size_t *len)
+/* Is @target an agent on this machine's loopback? */
+static bool loopback_target(const char *target)
 {
-	int r = sonde_read_all(path, tok, len);
+	return !strncmp(target, "127.", 4) || !strncmp(target, "localhost:", 10) ||
+	       !strncmp(target, "[::1]:", 6);
+}
 
-	if (r < 0) {
-		cli_error("token file %s: %s", path, strerror(-r));
-		return -1;
+/*
+ * The token, from the first of: --token, --token-file, $SONDE_AGENT_TOKEN,
+ * and for a loopback target the file a local agent keeps it in (readable by
+ * its user only, so only that user or root get this far).  A local token
+ * is never sent anywhere else.  Return: 0 (*tok new or NULL), or -1.
+ */
+static int find_token(const char *target, const struct cli_agent_auth *auth, char **tok,
+		      size_t *len)
+{
+	const char *env = getenv("SONDE_AGENT_TOKEN");
+	char path[4096];
+	int r;
+
+	*tok = NULL;
+	*len = 0;
+	if (auth->token || (!auth->token_file && env && *env)) {
+		const char *t = auth->token ? auth->token : env;
+
+		*len = strlen(t);
+		*tok = strdup(t);
+		return *tok ? 0 : -1;
 	}
-	while (*len &&
-	       ((*tok)[*len - 1] == '\n' || (*tok)[*len - 1] == '\r' || (*tok)[*len - 1] == ' '))
-		(*tok)[--*len] = '\0';
+	if (auth->token_file) {
+		r = sonde_agent_token_read(auth->token_file, tok, len);
+		if (r < 0) {
+			cli_error("token file %s: %s", auth->token_file,
+				  r == -EINVAL ? "empty or longer than 256 bytes" : sonde_strerror(r));
+			return -1;
+		}
+		return 0;
+	}
+	if (loopback_target(target) && sonde_agent_token_default_path(path, sizeof(path)) &&
+	    sonde_agent_token_read(path, tok, len) < 0)
+		*tok = NULL;
 	return 0;
 }
 
-static int connect_target(struct sonde_agent_client *c, const char *target, const char *token_file)
+static int connect_target(struct sonde_agent_client *c, const char *target,
+			  const struct cli_agent_auth *auth)
 {
 	char *token = NULL;
 	size_t len = 0;
 	int r;
 
-	if (token_file && read_token(token_file, &token, &len) < 0)
+	/* Closable whatever fails below. */
+	memset(c, 0, sizeof(*c));
+	c->conn.rfd = c->conn.wfd = c->ssh_pid = -1;
+	if (find_token(target, auth, &token, &len) < 0)
 		return -1;
 	r = sonde_agent_client_open(c, target, token, len);
 	free(token);
 	if (r < 0) {
-		cli_error("%s: %s", target, c->err.text);
+		cli_error("%s: %s", target, sonde_agent_client_strerror(c));
 		return -1;
 	}
 	return 0;
@@ -144,7 +177,11 @@ static int check_against_hello(const struct sonde_agent_client *c,
 static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
 			   uint8_t id[20])
 {
-	int k = kind == SONDE_BID_KERNEL   ? SONDE_AGENT_BID_KERNEL
+	int k;
+
+	if (kind == SONDE_BID_VDSO)
+		return -ENOENT; /* the agent serves files and kernel notes, not its vDSO */
+	k = kind == SONDE_BID_KERNEL	 ? SONDE_AGENT_BID_KERNEL
 		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
 					   : SONDE_AGENT_BID_FILE;
 
@@ -170,8 +207,8 @@ static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *
 	fprintf(stderr, ") ]\n");
 }
 
-int record_remote(const char *target, const char *token_file, struct sonde_agent_record_req *req,
-		  const char *output, int zlevel)
+int record_remote(const char *target, const struct cli_agent_auth *auth,
+		  struct sonde_agent_record_req *req, const char *output, int zlevel)
 {
 	struct sonde_agent_client c;
 	struct sonde_pd_writer *w = NULL;
@@ -181,7 +218,7 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 	struct sigaction sa, old_int, old_term, old_pipe;
 	int ret = EXIT_FAIL, r;
 
-	if (connect_target(&c, target, token_file) < 0)
+	if (connect_target(&c, target, auth) < 0)
 		goto out;
 	if ((ret = check_against_hello(&c, req, target)) != 0)
 		goto out;
@@ -209,7 +246,7 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (r < 0) {
-		cli_error("%s: %s", target, c.err.text);
+		cli_error("%s: %s", target, sonde_agent_client_strerror(&c));
 		if (!c.received)
 			goto out;
 	}
@@ -230,7 +267,7 @@ int record_remote(const char *target, const char *token_file, struct sonde_agent
 			cli_warn("the capture ended early on the target: %s", c.end.message);
 		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
 		if (r < 0)
-			cli_warn("build ids: %s", strerror(-r));
+			cli_warn("build ids: %s", sonde_strerror(r));
 		summary(&c, w, target, output);
 		sonde_agent_client_bye(&c);
 		ret = EXIT_OK;
@@ -256,38 +293,59 @@ out:
 	return ret;
 }
 
-static const char *list_glob;
+/* What list_line keeps: names matching a glob, or one class of events
+ * (the local list's hw, sw, cache, pmu, tracepoint) by the agent's kinds. */
+struct list_filter {
+	const char *glob;
+	const char *kind; /* kind prefix of the class, or NULL */
+	bool any;
+};
+
+static const struct {
+	const char *name, *kind;
+} list_classes[] = {
+    {"hw", "Hardware event"},	   {"sw", "Software event"}, {"cache", "Hardware cache event"},
+    {"pmu", "Kernel PMU event"},   {"tracepoint", "Tracepoint event"},
+};
 
 static void list_line(void *ctx, const char *name, const char *kind)
 {
-	bool *any = ctx;
+	struct list_filter *f = ctx;
 
-	if (list_glob && fnmatch(list_glob, name, 0))
+	if (f->kind ? strncmp(kind, f->kind, strlen(f->kind)) &&
+			  !(!strcmp(f->kind, "Tracepoint event") && !strcmp(name, "tracepoints"))
+		    : f->glob && fnmatch(f->glob, name, 0))
 		return;
 	printf("  %-50s [%s]\n", name, kind);
-	*any = true;
+	f->any = true;
 }
 
-int list_remote(const char *target, const char *token_file, const char *glob)
+int list_remote(const char *target, const struct cli_agent_auth *auth, const char *glob)
 {
 	struct sonde_agent_client c;
-	bool any = false;
+	struct list_filter f = {.glob = glob};
 	int ret = EXIT_FAIL;
 
-	if (connect_target(&c, target, token_file) < 0)
+	for (size_t i = 0; glob && i < sizeof(list_classes) / sizeof(list_classes[0]); i++)
+		if (!strcmp(glob, list_classes[i].name))
+			f.kind = list_classes[i].kind;
+	if (glob && !strcmp(glob, "probe")) {
+		cli_error("the agent does not list dynamic probes");
+		return EXIT_FAIL;
+	}
+	if (connect_target(&c, target, auth) < 0)
 		goto out;
 	printf("\nEvents of %s (%s %s, %u CPUs; %s%s):\n\n", target, c.hello.machine,
 	       c.hello.release, c.hello.ncpus_online,
 	       c.hello.flags & SONDE_AGENT_F_HW_PMU ? "hardware PMU" : "no hardware PMU",
 	       c.hello.flags & SONDE_AGENT_F_TRACEFS ? ", tracefs" : ", no tracefs");
-	list_glob = glob;
-	if (sonde_agent_client_list(&c, glob, list_line, &any) < 0) {
-		cli_error("%s: %s", target, c.err.text);
+	if (sonde_agent_client_list(&c, glob, list_line, &f) < 0) {
+		cli_error("%s: %s", target, sonde_agent_client_strerror(&c));
 		goto out;
 	}
 	sonde_agent_client_bye(&c);
 	ret = EXIT_OK;
-	if (glob && !any) {
+	if (glob && !f.any) {
 		cli_error("no event of %s matches '%s'", target, glob);
 		ret = EXIT_FAIL;
 	}

@@ -57,6 +57,22 @@ void sonde_evlist_fini(struct sonde_evlist *l)
 	memset(l, 0, sizeof(*l));
 }
 
+int sonde_evlist_set_user_only(struct sonde_evlist *l, size_t i)
+{
+	struct sonde_event *e = &l->events[i];
+	/* perf adds no ':' when the name has one (modifiers) or a PMU's slashes. */
+	const char *sep = strpbrk(e->name, ":/") ? "" : ":";
+	char *name;
+
+	if (asprintf(&name, "%s%su", e->name, sep) < 0)
+		return -ENOMEM;
+	free(e->name);
+	e->name = name;
+	e->attr.exclude_kernel = 1;
+	e->attr.exclude_hv = 1;
+	return 0;
+}
+
 /* Drops events appended after a failure so the list is as before the call. */
 static void evlist_truncate(struct sonde_evlist *l, size_t n)
 {

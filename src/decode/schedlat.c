@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * perf sched latency's bookkeeping, without its lists of atoms: only a
+ * perf sched latency's bookkeeping (6.1's rules, so the same file gives the
+ * same table: see docs/sonde-sched.1), without its lists of atoms: only a
  * task's last atom matters for what it reports, so each task keeps that
  * atom's state (sleeping, waiting for a CPU since a time, running) next to
  * its totals.  Tasks are found by tid through a u32 map into one array;
@@ -31,7 +32,7 @@ struct cpu {
 
 struct sonde_schedlat {
 	const struct sonde_tp_decoder *tp;
-	const struct sonde_tp_event *sw, *wakeup, *waking, *wakeup_new, *runtime;
+	const struct sonde_tp_event *sw, *wakeup, *wakeup_new, *runtime;
 	struct sonde_u32map index;
 	struct task *tasks;
 	size_t n, cap;
@@ -51,9 +52,10 @@ int sonde_schedlat_new(struct sonde_schedlat **out, const struct sonde_tp_decode
 		return -ENOMEM;
 	sl->tp = tp;
 	sl->sw = sw;
-	sl->waking = sonde_tp_find_name(tp, "sched", "sched_waking");
-	/* perf prefers sched_waking when it was recorded: wakeup would count twice. */
-	sl->wakeup = sl->waking ? NULL : sonde_tp_find_name(tp, "sched", "sched_wakeup");
+	/* perf sched latency (6.1) handles sched_wakeup and sched_wakeup_new, not
+	 * sched_waking (only its timehist does), so neither does sonde: the same
+	 * file gives the same table. */
+	sl->wakeup = sonde_tp_find_name(tp, "sched", "sched_wakeup");
 	sl->wakeup_new = sonde_tp_find_name(tp, "sched", "sched_wakeup_new");
 	sl->runtime = sonde_tp_find_name(tp, "sched", "sched_stat_runtime");
 	sonde_u32map_init(&sl->index);
@@ -164,8 +166,15 @@ static int on_switch(struct sonde_schedlat *sl, const void *raw, size_t size, ui
 	/* Without sched_stat_runtime: the time since the switch-in on this CPU. */
 	if (!sl->runtime && c->known && c->curr == (uint32_t)prev && t >= c->last_switch)
 		out->row.runtime += t - c->last_switch;
-	/* Runnable when no state bit below TASK_REPORT_MAX is set (R, or R+ preempted). */
-	sched_out(out, (state & 0xff) == 0, t);
+	/*
+	 * Runnable (waiting for a CPU from now) only in state R, 0: perf
+	 * sched latency's rule, which makes its Switches "switch-ins after a
+	 * wakeup or a yield".  perf 6.1 turns prev_state into a letter by
+	 * indexing "RSDTtZXxKWP" with the raw value, so a preempted task (R+,
+	 * TASK_REPORT_MAX 0x100) is not 'R': it waits for no wakeup, and its
+	 * next switch-in is not a switch.
+	 */
+	sched_out(out, state == 0, t);
 	if (!(in = task_of(sl, (uint32_t)next, &isnew)))
 		return -ENOMEM;
 	if (isnew)
@@ -224,7 +233,7 @@ int sonde_schedlat_add(struct sonde_schedlat *sl, const void *raw, size_t size, 
 		return 0;
 	if (ev == sl->sw)
 		return on_switch(sl, raw, size, time, cpu);
-	if (ev == sl->waking || ev == sl->wakeup || ev == sl->wakeup_new)
+	if (ev == sl->wakeup || ev == sl->wakeup_new)
 		return on_wakeup(sl, ev, raw, size, time);
 	if (ev == sl->runtime)
 		return on_runtime(sl, raw, size, time);

@@ -31,56 +31,11 @@
 #include <unistd.h>
 
 #include "pd_le.h"
+#include "pd_writer_internal.h"
 #include "pd_zstd.h"
 
-#define BUF_CAP (64 * 1024)
-/*
- * With compression, records are staged and compressed this many bytes at a
- * time.  Each batch ends at a zstd flush, so no COMPRESSED record expands
- * to more than a batch: the mmap_len perf's reader sizes its buffer by.
- */
-#define ZBATCH (256 * 1024)
-
-struct blob {
-	uint8_t *data;
-	size_t len;
-	bool set;
-};
-
-struct wattr {
-	uint8_t attr[SONDE_PD_ATTR_SIZE]; /* on-disk bytes */
-	char *name;
-	uint64_t *ids;
-	size_t nr_ids;
-};
-
-struct sonde_pd_writer {
-	int fd;
-	bool own_fd;
-	int err;
-	struct sonde_errmsg msg;
-	uint8_t *buf; /* BUF_CAP bytes of whole records */
-	size_t buf_len;
-	bool begun;
-	uint64_t data_offset;
-	uint64_t data_size; /* records accepted */
-	uint64_t disk_size; /* whole records on disk */
-	struct wattr *attrs;
-	size_t nr_attrs;
-	bool attrs_dirty; /* changed since the on-disk copy was written */
-	struct sonde_pd_section attrs_sec;
-	struct blob feat[SONDE_PD_FEAT_BITS];
-	struct pd_zcomp *z; /* -z: records staged in zin, compressed per batch */
-	uint8_t *zin;
-	size_t zin_len;
-	uint32_t zlevel;
-};
-
-static int fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Records the first error; later ones keep the first message. */
-static int fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
+int pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -122,14 +77,14 @@ static int wr(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t o
 	int err = pwrite_all(w->fd, buf, len, off, NULL);
 
 	if (err)
-		return fail(w, err, "writing %s at offset 0x%" PRIx64 ": %s", what, off,
+		return pd_writer_fail(w, err, "writing %s at offset 0x%" PRIx64 ": %s", what, off,
 			    sonde_strerror(err));
 	return 0;
 }
 
 static int alloc_fail(struct sonde_pd_writer *w)
 {
-	return fail(w, -ENOMEM, "out of memory");
+	return pd_writer_fail(w, -ENOMEM, "out of memory");
 }
 
 int sonde_pd_writer_open_fd(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err)
@@ -163,6 +118,15 @@ int sonde_pd_writer_open(struct sonde_pd_writer **out, const char *path, struct 
 	}
 	(*out)->own_fd = true;
 	return 0;
+}
+
+int sonde_pd_writer_open_stream(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err)
+{
+	int e = sonde_pd_writer_open_fd(out, fd, err);
+
+	if (!e)
+		(*out)->stream = true;
+	return e;
 }
 
 int sonde_pd_writer_error(const struct sonde_pd_writer *w)
@@ -208,6 +172,9 @@ int sonde_pd_writer_add_attr(struct sonde_pd_writer *w, const struct perf_event_
 		if (e)
 			return e;
 	}
+	/* A stream can't go back to its start: a late event gets its record now. */
+	if (w->stream && w->begun && pd_pipe_put_attr(w, (size_t)idx))
+		return w->err;
 	return idx;
 }
 
@@ -219,7 +186,7 @@ int sonde_pd_writer_add_ids(struct sonde_pd_writer *w, int idx, const uint64_t *
 	if (w->err)
 		return w->err;
 	if (idx < 0 || (size_t)idx >= w->nr_attrs)
-		return fail(w, -EINVAL, "add_ids: no event %d", idx);
+		return pd_writer_fail(w, -EINVAL, "add_ids: no event %d", idx);
 	a = &w->attrs[idx];
 	n = realloc(a->ids, (a->nr_ids + nr) * sizeof(*n));
 	if (!n)
@@ -296,6 +263,8 @@ static int begin(struct sonde_pd_writer *w)
 	uint8_t *img;
 	int err;
 
+	if (w->stream)
+		return pd_pipe_begin(w);
 	img = attrs_image(w, base, &len, &w->attrs_sec);
 	if (!img)
 		return alloc_fail(w);
@@ -305,7 +274,7 @@ static int begin(struct sonde_pd_writer *w)
 		err = pwrite_all(w->fd, img, len, base, NULL);
 	free(img);
 	if (err)
-		return fail(w, err, "writing the perf.data header: %s", sonde_strerror(err));
+		return pd_writer_fail(w, err, "writing the perf.data header: %s", sonde_strerror(err));
 	w->begun = true;
 	w->attrs_dirty = false;
 	return 0;
@@ -334,14 +303,22 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 {
 	uint64_t off = w->data_offset + w->disk_size;
 	size_t done = 0;
-	int err = pwrite_all(w->fd, buf, len, off, &done);
+	int err;
 
+	if (w->stream) {
+		if ((err = pd_pipe_write(w, buf, len)))
+			return pd_writer_fail(w, err, "writing records to the stream: %s",
+					      sonde_strerror(err));
+		w->disk_size += len;
+		return 0;
+	}
+	err = pwrite_all(w->fd, buf, len, off, &done);
 	if (err) {
 		/* Keep what landed as whole records; drop a torn last one. */
 		w->disk_size += whole_records(buf, done);
 		if (ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)) == 0)
 			write_header(w, false);
-		return fail(w, err,
+		return pd_writer_fail(w, err,
 			    "writing records at offset 0x%" PRIx64
 			    ": %s (data kept up to 0x%" PRIx64 ")",
 			    off + done, sonde_strerror(err), w->data_offset + w->disk_size);
@@ -350,7 +327,7 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 	/* Keep the header's data size current, so a killed recorder's file reads. */
 	err = write_header(w, false);
 	if (err)
-		return fail(w, err, "rewriting the header: %s", sonde_strerror(err));
+		return pd_writer_fail(w, err, "rewriting the header: %s", sonde_strerror(err));
 	return 0;
 }
 
@@ -392,7 +369,7 @@ static int compress_staged(struct sonde_pd_writer *w)
 	err = pd_zcomp_records(w->z, w->zin, w->zin_len, append_cb, w);
 	w->zin_len = 0;
 	if (err && !w->err)
-		fail(w, err, "zstd failed to compress records");
+		pd_writer_fail(w, err, "zstd failed to compress records");
 	return w->err;
 }
 
@@ -413,7 +390,7 @@ static int stage(struct sonde_pd_writer *w, const uint8_t *p, size_t len)
 			/* One record bigger than a batch goes alone. */
 			n = pd_get16(p + 6) + pd_record_extra(pd_get32(p), p, pd_get16(p + 6));
 			if (pd_zcomp_records(w->z, p, n, append_cb, w) && !w->err)
-				fail(w, SONDE_E_FORMAT, "zstd failed to compress records");
+				pd_writer_fail(w, SONDE_E_FORMAT, "zstd failed to compress records");
 			if (w->err)
 				return w->err;
 		}
@@ -434,19 +411,19 @@ int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len
 		size_t sz;
 
 		if (len - off < sizeof(struct perf_event_header))
-			return fail(
+			return pd_writer_fail(
 			    w, SONDE_E_FORMAT,
 			    "record at buffer offset %zu: %zu bytes left, less than a header", off,
 			    len - off);
 		sz = pd_get16(p + off + 6);
 		if (sz < sizeof(struct perf_event_header))
-			return fail(
+			return pd_writer_fail(
 			    w, SONDE_E_FORMAT,
 			    "record type %u at buffer offset %zu: size %zu smaller than header",
 			    pd_get32(p + off), off, sz);
 		if (sz > len - off ||
 		    pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz) > len - off - sz)
-			return fail(w, SONDE_E_FORMAT,
+			return pd_writer_fail(w, SONDE_E_FORMAT,
 				    "record type %u at buffer offset %zu: size %zu runs past the "
 				    "buffer (%zu bytes left)",
 				    pd_get32(p + off), off, sz, len - off);
@@ -476,14 +453,14 @@ int sonde_pd_writer_set_compression(struct sonde_pd_writer *w, int level)
 	if (w->err)
 		return w->err;
 	if (w->data_size)
-		return fail(w, -EINVAL, "compression must be set before the first record");
+		return pd_writer_fail(w, -EINVAL, "compression must be set before the first record");
 	if (w->z)
 		return 0;
 	if ((err = pd_zcomp_new(&w->z, level))) {
 		if (err == -ENOTSUP)
-			return fail(w, err, "this sonde was built without zstd: -z is unavailable");
+			return pd_writer_fail(w, err, "this sonde was built without zstd: -z is unavailable");
 		if (err == -EINVAL)
-			return fail(w, err, "zstd compression level %d out of range", level);
+			return pd_writer_fail(w, err, "zstd compression level %d out of range", level);
 		return alloc_fail(w);
 	}
 	if (!(w->zin = malloc(ZBATCH))) {
@@ -506,7 +483,7 @@ uint64_t sonde_pd_writer_file_data_size(const struct sonde_pd_writer *w)
 }
 
 /* HEADER_COMPRESSED: version, type (1: zstd), level, ratio, mmap_len. */
-static int set_compressed_feature(struct sonde_pd_writer *w)
+int pd_writer_compressed_feature(struct sonde_pd_writer *w)
 {
 	uint8_t b[20];
 	uint64_t packed = w->disk_size ? w->disk_size : 1;
@@ -530,7 +507,7 @@ static int blob_put(struct sonde_pd_writer *w, unsigned bit, const void *data, s
 	if (w->err)
 		return w->err;
 	if (bit == 0 || bit >= SONDE_PD_FEAT_BITS)
-		return fail(w, -EINVAL, "feature bit %u out of range", bit);
+		return pd_writer_fail(w, -EINVAL, "feature bit %u out of range", bit);
 	b = &w->feat[bit];
 	if (!append)
 		b->len = 0;
@@ -574,7 +551,7 @@ int sonde_pd_writer_set_string(struct sonde_pd_writer *w, unsigned feat, const c
 	case SONDE_PD_FEAT_CPUID:
 		break;
 	default:
-		return fail(w, -EINVAL, "feature %u is not a string", feat);
+		return pd_writer_fail(w, -EINVAL, "feature %u is not a string", feat);
 	}
 	n = put_string(NULL, s);
 	if (!(tmp = malloc(n)))
@@ -648,7 +625,7 @@ int sonde_pd_writer_set_cmdline(struct sonde_pd_writer *w, int argc, const char 
 	int err;
 
 	if (argc < 0)
-		return fail(w, -EINVAL, "negative argc");
+		return pd_writer_fail(w, -EINVAL, "negative argc");
 	if (!(b = string_list((uint32_t)argc, argv, &len)))
 		return alloc_fail(w);
 	err = blob_put(w, SONDE_PD_FEAT_CMDLINE, b, len, false);
@@ -670,9 +647,9 @@ int sonde_pd_writer_add_build_id(struct sonde_pd_writer *w, int32_t pid, uint16_
 	int err;
 
 	if (id_len > 20)
-		return fail(w, -EINVAL, "build id of %s: %zu bytes, at most 20", filename, id_len);
+		return pd_writer_fail(w, -EINVAL, "build id of %s: %zu bytes, at most 20", filename, id_len);
 	if (n > UINT16_MAX)
-		return fail(w, -ENAMETOOLONG, "build id file name too long: %s", filename);
+		return pd_writer_fail(w, -ENAMETOOLONG, "build id file name too long: %s", filename);
 	if (!(e = calloc(1, n)))
 		return alloc_fail(w);
 	/* perf_event_header (type 0), pid, 20 id bytes + size byte + 3 pad, name */
@@ -760,12 +737,12 @@ int sonde_pd_writer_set_sonde_feature(struct sonde_pd_writer *w, unsigned n, con
 				      size_t len)
 {
 	if (n >= SONDE_PD_FEAT_SONDE_MAX)
-		return fail(w, -EINVAL, "sonde feature %u out of range", n);
+		return pd_writer_fail(w, -EINVAL, "sonde feature %u out of range", n);
 	return blob_put(w, SONDE_PD_FEAT_SONDE_BASE + n, blob, len, false);
 }
 
 /* HEADER_EVENT_DESC from the events: attrs with their names and ids. */
-static int build_event_desc(struct sonde_pd_writer *w)
+int pd_writer_event_desc(struct sonde_pd_writer *w)
 {
 	size_t total = 8, pos = 8;
 	uint8_t *b;
@@ -800,7 +777,7 @@ static int write_tail(struct sonde_pd_writer *w)
 	uint8_t *tab;
 	int err = 0;
 
-	if (w->nr_attrs && build_event_desc(w))
+	if (w->nr_attrs && pd_writer_event_desc(w))
 		return w->err;
 	for (unsigned b = 0; b < SONDE_PD_FEAT_BITS; b++)
 		nr += w->feat[b].set;
@@ -831,7 +808,7 @@ static int write_tail(struct sonde_pd_writer *w)
 		free(img);
 	}
 	if (!err && (err = write_header(w, true)))
-		fail(w, err, "writing the final header: %s", sonde_strerror(err));
+		pd_writer_fail(w, err, "writing the final header: %s", sonde_strerror(err));
 	return err;
 }
 
@@ -849,10 +826,20 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 	flush(w);
 	if (!w->begun && !w->err)
 		begin(w);
+	if (w->stream) {
+		if (!w->err)
+			pd_pipe_end(w);
+		err = w->err;
+		if (err && errmsg)
+			*errmsg = w->msg;
+		if (w->own_fd)
+			close(w->fd);
+		goto free_all;
+	}
 	if (w->z && !w->err)
-		set_compressed_feature(w);
+		pd_writer_compressed_feature(w);
 	if (!w->err && ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)))
-		fail(w, -errno, "truncating after the data: %s", sonde_strerror(-errno));
+		pd_writer_fail(w, -errno, "truncating after the data: %s", sonde_strerror(-errno));
 	if (!w->err)
 		write_tail(w);
 	if (w->err && w->begun) {

@@ -219,6 +219,11 @@ static struct sonde_thread *find_thread(struct sonde_machine *m, uint32_t tid)
 	return NULL;
 }
 
+const struct sonde_thread *sonde_machine_find_thread(const struct sonde_machine *m, uint32_t tid)
+{
+	return find_thread((struct sonde_machine *)m, tid);
+}
+
 struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint32_t pid,
 						  uint32_t tid)
 {
@@ -236,12 +241,13 @@ struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint3
 	k = hash_u32(tid) & (m->threads_cap - 1);
 	while (m->threads[k].used)
 		k = (k + 1) & (m->threads_cap - 1);
-	/* perf shows a thread it never saw a COMM for as ":TID", and the idle
+	/* perf shows a thread it never saw a COMM for as ":TID", TID signed
+	 * (":-1" for samples without a task: thread__new's "%d"), and the idle
 	 * task (tid 0, which never gets a COMM) as "swapper" (machine__init). */
 	if (tid == 0)
 		snprintf(name, sizeof(name), "swapper");
 	else
-		snprintf(name, sizeof(name), ":%u", tid);
+		snprintf(name, sizeof(name), ":%d", (int)tid);
 	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0}};
 	m->threads[k].t.comm = sonde_machine_intern(m, name);
 	m->nthreads++;
@@ -389,14 +395,14 @@ static int do_comm(struct sonde_machine *m, const struct sonde_pd_record *rec,
 
 	if (!t || id == UINT32_MAX)
 		return -ENOMEM;
+	/*
+	 * An exec's COMM does not drop the old maps: the kernel sends it
+	 * while the exec is still running, and the samples taken until the
+	 * new image runs still have the old image's user frames (the caller
+	 * of execve).  The new image's MMAPs replace what they overlap, as
+	 * perf's maps do (it never flushes them on exec either).
+	 */
 	t->comm = id;
-	if ((rec->misc & PERF_RECORD_MISC_COMM_EXEC) && c->pid == c->tid) {
-		struct proc *p = find_proc(m, c->pid);
-
-		/* An exec replaces the address space; the new MMAPs follow. */
-		if (p)
-			p->n = 0;
-	}
 	return 0;
 }
 

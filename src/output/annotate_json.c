@@ -63,6 +63,8 @@ static void one(FILE *f, const struct sonde_annotation *a)
 
 	fprintf(f, "{\"symbol\":");
 	json_str(f, s->name);
+	fprintf(f, ",\"symbol_mangled\":");
+	json_str(f, s->mangled ? s->mangled : s->name);
 	fprintf(f, ",\"symbol_id\":%u,\"dso\":", s->id);
 	json_str(f, sonde_report_dso_name(s->dso));
 	fprintf(f, ",\"symbol_file\":");

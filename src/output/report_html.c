@@ -4,7 +4,9 @@
  * web/embed.py and the generated report_html_page.c), with the report
  * model written into it as one JSON block:
  *
- *   header, events    what was captured (the capture's header features)
+ *   header, events    what was captured (the capture's header features);
+ *                     group: events side by side (--group), else the page
+ *                     shows one event at a time, as perf's sections
  *   funcs, dsos       the functions of every stack, columnar
  *   nodes             the global call-path trie (parent, func), root 0
  *   functions         the profile's entries (the text report's numbers),
@@ -467,7 +469,7 @@ int sonde_report_print_html(FILE *f, const struct sonde_report *rep,
 		return -EINVAL;
 	fwrite(sonde_html_head, 1, sonde_html_head_len, f);
 	fprintf(f, "<script type=\"application/json\" id=\"sonde-data\">{\"version\":1");
-	fprintf(f, ",\"sort_event\":%zu", o->sort_event);
+	fprintf(f, ",\"sort_event\":%zu,\"group\":%s", o->sort_event, o->group ? "true" : "false");
 	header(f, rep, o);
 	events(f, rep);
 	fprintf(f,

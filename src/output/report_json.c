@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The JSON report: one object with the capture's events and totals, and
- * the entries in overhead order, each with its keys, per-event self and
- * inclusive counts, and (with call graphs) its call-path tree pruned at
- * the call-graph threshold.  Numbers are exact counts; percentages are
- * given too so consumers need not recompute them.
+ * The JSON report: one object with the capture's events and totals, the
+ * entries of every section (an entry any shown event counted, ordered by
+ * the sort event, then the others), each with its keys, per-event self
+ * and inclusive counts, and (with call graphs) its call-path tree pruned
+ * at the call-graph threshold; and the sections the text view prints
+ * (report_sections.c), each naming its events and its rows' ids in order.
+ * Numbers are exact counts; percentages are given too so consumers need
+ * not recompute them.
  */
 #include <sonde/report_print.h>
 
@@ -47,12 +50,22 @@ static void counts(FILE *f, const struct sonde_profile *p, size_t nev,
 	fputc(']', f);
 }
 
+/* The symbol table's spelling beside the shown one (C++/Rust demangled). */
+static void mangled(FILE *f, const struct sonde_symbol *sym)
+{
+	if (!sym)
+		return;
+	fprintf(f, ",\"symbol_mangled\":");
+	json_str(f, sym->mangled ? sym->mangled : sym->name);
+}
+
 static void frame(FILE *f, const struct sonde_frame *fr)
 {
 	char b[64];
 
 	fprintf(f, "\"symbol\":");
 	json_str(f, sonde_report_sym_name(NULL, fr, b, sizeof(b)));
+	mangled(f, fr->sym);
 	fprintf(f, ",\"dso\":");
 	json_str(f, sonde_report_dso_name(fr->dso));
 	fprintf(f, ",\"kernel\":%s", fr->kernel ? "true" : "false");
@@ -62,17 +75,27 @@ static void frame(FILE *f, const struct sonde_frame *fr)
 	}
 }
 
-static void tree(FILE *f, const struct sonde_profile *p, size_t node, size_t nev, size_t ev,
-		 double limit, int depth)
+/* A node is kept when one event's share of it reaches the limit. */
+static bool node_shown(const struct sonde_profile *p, size_t node, size_t nev, double limit)
+{
+	for (size_t e = 0; e < nev; e++) {
+		uint64_t per = sonde_profile_node_counts(p, node, e).period;
+
+		if (per && pct(per, sonde_profile_total(p, e).period) >= limit)
+			return true;
+	}
+	return false;
+}
+
+static void tree(FILE *f, const struct sonde_profile *p, size_t node, size_t nev, double limit,
+		 int depth)
 {
 	bool first = true;
 
 	fputc('[', f);
 	for (size_t c = sonde_profile_node_first_child(p, node); c != SIZE_MAX;
 	     c = sonde_profile_node_next_sibling(p, c)) {
-		uint64_t per = sonde_profile_node_counts(p, c, ev).period;
-
-		if (pct(per, sonde_profile_total(p, ev).period) < limit || depth > 256)
+		if (!node_shown(p, c, nev, limit) || depth > 256)
 			continue;
 		fprintf(f, "%s{", first ? "" : ",");
 		first = false;
@@ -80,10 +103,102 @@ static void tree(FILE *f, const struct sonde_profile *p, size_t node, size_t nev
 		fprintf(f, ",\"counts\":");
 		counts(f, p, nev, sonde_profile_node_counts, c);
 		fprintf(f, ",\"callers\":");
-		tree(f, p, c, nev, ev, limit, depth + 1);
+		tree(f, p, c, nev, limit, depth + 1);
 		fputc('}', f);
 	}
 	fputc(']', f);
+}
+
+/* The sections: their events, totals and rows (entry ids) in order. */
+static void sections(FILE *f, const struct sonde_report *rep, const struct sonde_print_opts *o,
+		     size_t *evs, size_t *idx)
+{
+	const struct sonde_profile *p = rep->profile;
+	size_t n = sonde_profile_nr_entries(p), nev;
+
+	fprintf(f, ",\"sections\":[");
+	for (size_t s = 0; (nev = sonde_report_section(rep, o, s, evs)); s++) {
+		size_t shown = 0;
+
+		fprintf(f, "%s{\"events\":[", s ? "," : "");
+		for (size_t k = 0; k < nev; k++)
+			fprintf(f, "%s%zu", k ? "," : "", evs[k]);
+		fprintf(f, "],\"rows\":[");
+		sonde_profile_sort_events(p, evs, nev, sonde_profile_opts(p)->children, idx);
+		for (size_t r = 0; r < n; r++)
+			if (sonde_report_row_shown(rep, o, evs, nev, idx[r]))
+				fprintf(f, "%s%zu", shown++ ? "," : "", idx[r]);
+		fprintf(f, "]}");
+	}
+	fputc(']', f);
+}
+
+/* An entry is listed when a section shows it. */
+static bool in_a_section(const struct sonde_report *rep, const struct sonde_print_opts *o,
+			 size_t *evs, size_t i)
+{
+	size_t nev;
+
+	for (size_t s = 0; (nev = sonde_report_section(rep, o, s, evs)); s++)
+		if (sonde_report_row_shown(rep, o, evs, nev, i))
+			return true;
+	return false;
+}
+
+static void entry(FILE *f, const struct sonde_report *rep, const struct sonde_print_opts *o,
+		  size_t i)
+{
+	const struct sonde_profile *p = rep->profile;
+	const struct sonde_profile_opts *po = sonde_profile_opts(p);
+	const struct sonde_entry_key *k = sonde_profile_entry_key(p, i);
+	size_t nev = rep->nevents;
+	char b[64];
+
+	fprintf(f, "{\"id\":%zu", i);
+	for (size_t kk = 0; kk < po->nkeys; kk++) {
+		switch (po->keys[kk]) {
+		case SONDE_SORT_COMM:
+			fprintf(f, ",\"comm\":");
+			json_str(f, sonde_machine_str(rep->machine, k->comm));
+			break;
+		case SONDE_SORT_PID: { /* the key is the thread (perf's "pid" sort) */
+			const struct sonde_thread *t = sonde_machine_find_thread(rep->machine, k->pid);
+
+			fprintf(f, ",\"pid\":%u,\"tid\":%u", t ? t->pid : k->pid, k->pid);
+			break;
+		}
+		case SONDE_SORT_DSO:
+			fprintf(f, ",\"dso\":");
+			json_str(f, sonde_report_dso_name(k->dso));
+			break;
+		case SONDE_SORT_SYM:
+			fprintf(f, ",\"symbol\":");
+			json_str(f, sonde_report_sym_name(k, NULL, b, sizeof(b)));
+			mangled(f, k->sym);
+			if (k->sym)
+				fprintf(f, ",\"symbol_id\":%u", k->sym->id);
+			fprintf(f, ",\"kernel\":%s", k->kernel ? "true" : "false");
+			break;
+		case SONDE_SORT_SRCLINE:
+			fprintf(f, ",\"srcline\":");
+			if (k->src.file) {
+				json_str(f, k->src.file);
+				fprintf(f, ",\"line\":%u", k->src.line);
+			} else {
+				fprintf(f, "null");
+			}
+			break;
+		}
+	}
+	fprintf(f, ",\"self\":");
+	counts(f, p, nev, sonde_profile_entry_self, i);
+	fprintf(f, ",\"total\":");
+	counts(f, p, nev, sonde_profile_entry_total, i);
+	if (o->callchains && sonde_profile_trie_root(p, i) != SIZE_MAX) {
+		fprintf(f, ",\"callchain\":");
+		tree(f, p, sonde_profile_trie_root(p, i), nev, o->callchain_limit, 0);
+	}
+	fputc('}', f);
 }
 
 int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
@@ -93,11 +208,14 @@ int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
 	const struct sonde_profile_opts *po = sonde_profile_opts(p);
 	size_t n = sonde_profile_nr_entries(p), nev = rep->nevents, shown = 0;
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-	char b[64];
+	size_t *evs = malloc((nev ? nev : 1) * sizeof(*evs));
+	struct sonde_print_opts all = *o;
 
-	if (!idx)
+	if (!idx || !evs) {
+		free(idx);
+		free(evs);
 		return -ENOMEM;
-	sonde_profile_sort(p, o->sort_event, po->children, idx);
+	}
 	fprintf(f, "{\"file\":");
 	json_str(f, o->file ? o->file : "");
 	fprintf(f, ",\"sort\":[");
@@ -105,7 +223,8 @@ int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
 		fprintf(f, "%s", k ? "," : "");
 		json_str(f, sonde_sort_key_name(po->keys[k]));
 	}
-	fprintf(f, "],\"children\":%s,\"events\":[", po->children ? "true" : "false");
+	fprintf(f, "],\"children\":%s,\"group\":%s,\"events\":[",
+		po->children ? "true" : "false", o->group ? "true" : "false");
 	for (size_t e = 0; e < nev; e++) {
 		struct sonde_counts t = sonde_profile_total(p, e);
 
@@ -114,63 +233,23 @@ int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
 		fprintf(f, ",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 "}", t.samples, t.period);
 	}
 	fprintf(f,
-		"],\"lost\":%" PRIu64 ",\"lost_samples\":%" PRIu64 ",\"throttled\":%" PRIu64
-		",\"filtered_out\":%" PRIu64 ",\"entries\":[",
-		rep->lost, rep->lost_samples, rep->throttled, rep->filtered_out);
+		"],\"lost\":%" PRIu64 ",\"lost_chunks\":%" PRIu64 ",\"lost_samples\":%" PRIu64
+		",\"throttled\":%" PRIu64 ",\"filtered_out\":%" PRIu64,
+		rep->lost, rep->lost_chunks, rep->lost_samples, rep->throttled, rep->filtered_out);
+	sections(f, rep, o, evs, idx);
+	/* Entries in the order of every event side by side, led by the sort event. */
+	all.group = true;
+	nev = sonde_report_section(rep, &all, 0, evs);
+	sonde_profile_sort_events(p, evs, nev, po->children, idx);
+	fprintf(f, ",\"entries\":[");
 	for (size_t r = 0; r < n; r++) {
-		size_t i = idx[r];
-		const struct sonde_entry_key *k = sonde_profile_entry_key(p, i);
-		struct sonde_counts c = po->children
-					    ? sonde_profile_entry_total(p, i, o->sort_event)
-					    : sonde_profile_entry_self(p, i, o->sort_event);
-
-		if (!c.period ||
-		    pct(c.period, sonde_profile_total(p, o->sort_event).period) < o->percent_limit)
+		if (!in_a_section(rep, o, evs, idx[r]))
 			continue;
-		fprintf(f, "%s{\"id\":%zu", shown++ ? "," : "", i);
-		for (size_t kk = 0; kk < po->nkeys; kk++) {
-			switch (po->keys[kk]) {
-			case SONDE_SORT_COMM:
-				fprintf(f, ",\"comm\":");
-				json_str(f, sonde_machine_str(rep->machine, k->comm));
-				break;
-			case SONDE_SORT_PID:
-				fprintf(f, ",\"pid\":%u", k->pid);
-				break;
-			case SONDE_SORT_DSO:
-				fprintf(f, ",\"dso\":");
-				json_str(f, sonde_report_dso_name(k->dso));
-				break;
-			case SONDE_SORT_SYM:
-				fprintf(f, ",\"symbol\":");
-				json_str(f, sonde_report_sym_name(k, NULL, b, sizeof(b)));
-				if (k->sym)
-					fprintf(f, ",\"symbol_id\":%u", k->sym->id);
-				fprintf(f, ",\"kernel\":%s", k->kernel ? "true" : "false");
-				break;
-			case SONDE_SORT_SRCLINE:
-				fprintf(f, ",\"srcline\":");
-				if (k->src.file) {
-					json_str(f, k->src.file);
-					fprintf(f, ",\"line\":%u", k->src.line);
-				} else {
-					fprintf(f, "null");
-				}
-				break;
-			}
-		}
-		fprintf(f, ",\"self\":");
-		counts(f, p, nev, sonde_profile_entry_self, i);
-		fprintf(f, ",\"total\":");
-		counts(f, p, nev, sonde_profile_entry_total, i);
-		if (o->callchains && sonde_profile_trie_root(p, i) != SIZE_MAX) {
-			fprintf(f, ",\"callchain\":");
-			tree(f, p, sonde_profile_trie_root(p, i), nev, o->sort_event,
-			     o->callchain_limit, 0);
-		}
-		fputc('}', f);
+		fprintf(f, "%s", shown++ ? "," : "");
+		entry(f, rep, o, idx[r]);
 	}
 	fprintf(f, "]}\n");
 	free(idx);
+	free(evs);
 	return ferror(f) ? -EIO : 0;
 }

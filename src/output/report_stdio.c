@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The text report, in perf report --stdio's layout: "#" header lines per
- * event, then one row per entry with an overhead column per event (and a
- * samples column when asked or when several events sit side by side),
- * the sort-key columns sized to their widest value, and optionally the
- * call graph of each row drawn with perf's "|--NN.NN%--" branches.
+ * The text report, in perf report --stdio's layout: the lost-samples
+ * line, then one section per event with samples ("# Samples: N of event
+ * 'X'", its own rows and column widths), or with --group one section with
+ * an overhead column per event side by side (see report_sections.c).  A
+ * row is one entry with the sort-key columns sized to their widest value,
+ * optionally followed by its call graph drawn with perf's "|--NN.NN%--"
+ * branches, for the section's first event.
  */
 #include <sonde/report_print.h>
 
@@ -22,6 +24,8 @@ struct view {
 	const struct sonde_profile *p;
 	const struct sonde_profile_opts *po;
 	bool children;
+	const size_t *evs; /* the section's events: evs[0] orders rows and draws graphs */
+	size_t nev;
 	size_t width[COLS]; /* per sort key position */
 };
 
@@ -35,6 +39,13 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, char *b, size_t len)
 {
 	const struct sonde_entry_key *k = sonde_profile_entry_key(v->p, i);
@@ -44,9 +55,13 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 	case SONDE_SORT_COMM:
 		snprintf(b, len, "%s", sonde_machine_str(v->rep->machine, k->comm));
 		break;
-	case SONDE_SORT_PID:
-		snprintf(b, len, "%u", k->pid);
+	case SONDE_SORT_PID: { /* perf's "%7d:%s": the thread and its latest comm */
+		const struct sonde_thread *t = sonde_machine_find_thread(v->rep->machine, k->pid);
+
+		snprintf(b, len, "%7d:%s", (int)k->pid,
+			 t ? sonde_machine_str(v->rep->machine, t->comm) : "");
 		break;
+	}
 	case SONDE_SORT_DSO:
 		snprintf(b, len, "%s", sonde_report_dso_name(k->dso));
 		break;
@@ -55,8 +70,8 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 			 sonde_report_sym_name(k, NULL, tmp, sizeof(tmp)));
 		break;
 	case SONDE_SORT_SRCLINE:
-		if (k->src.file)
-			snprintf(b, len, "%s:%u", k->src.file, k->src.line);
+		if (k->src.file) /* perf shows the file's base name (no --full-source-path) */
+			snprintf(b, len, "%s:%u", base_name(k->src.file), k->src.line);
 		else
 			snprintf(b, len, "%s+0x%" PRIx64, sonde_report_dso_name(k->dso), k->addr);
 		break;
@@ -64,46 +79,50 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 	return b;
 }
 
-static const char *const headers[COLS] = {"Command", "Pid", "Shared Object", "Symbol",
+static const char *const headers[COLS] = {"Command", "Pid:Command", "Shared Object", "Symbol",
 					  "Source:Line"};
+
+static struct sonde_counts row_counts(struct view *v, size_t i, size_t e)
+{
+	return sonde_report_row_counts(v->rep, i, e);
+}
 
 static bool row_shown(struct view *v, size_t i)
 {
-	struct sonde_counts c = v->children ? sonde_profile_entry_total(v->p, i, v->o->sort_event)
-					    : sonde_profile_entry_self(v->p, i, v->o->sort_event);
-	struct sonde_counts t = sonde_profile_total(v->p, v->o->sort_event);
-
-	return c.period && pct(c.period, t.period) >= v->o->percent_limit;
+	return sonde_report_row_shown(v->rep, v->o, v->evs, v->nev, i);
 }
 
 static void print_header(struct view *v)
 {
 	const struct sonde_report *rep = v->rep;
+	struct sonde_counts sum = {0, 0};
 	FILE *f = v->out;
 
-	fprintf(f, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", rep->lost_samples + rep->lost);
-	for (size_t e = 0; e < rep->nevents; e++) {
-		struct sonde_counts t = sonde_profile_total(v->p, e);
+	for (size_t k = 0; k < v->nev; k++) {
+		struct sonde_counts t = sonde_profile_total(v->p, v->evs[k]);
 
-		fprintf(f, "# Samples: %" PRIu64 " of event '%s'\n", t.samples,
-			rep->event_names[e]);
-		fprintf(f, "# Event count (approx.): %" PRIu64 "\n", t.period);
+		sum.samples += t.samples;
+		sum.period += t.period;
 	}
-	fprintf(f, "#\n#");
-	for (size_t e = 0; e < rep->nevents; e++) {
+	/* perf prints the sample count in units (2K); sonde keeps it exact. */
+	fprintf(f, "# Samples: %" PRIu64 "  of event%s '", sum.samples, v->nev > 1 ? "s" : "");
+	for (size_t k = 0; k < v->nev; k++)
+		fprintf(f, "%s%s", k ? ", " : "", rep->event_names[v->evs[k]]);
+	fprintf(f, "'\n# Event count (approx.): %" PRIu64 "\n#\n#", sum.period);
+	for (size_t k = 0; k < v->nev; k++) {
 		/* The first column is one narrower: the "#" takes its place. */
 		if (v->children)
-			fprintf(f, e ? "  %9s" : " %8s", "Children");
-		fprintf(f, e || v->children ? "  %9s" : " %8s", v->children ? "Self" : "Overhead");
+			fprintf(f, k ? "  %9s" : " %8s", "Children");
+		fprintf(f, k || v->children ? "  %9s" : " %8s", v->children ? "Self" : "Overhead");
 		if (v->o->show_samples)
 			fprintf(f, "  %9s", "Samples");
 	}
 	for (size_t c = 0; c < v->po->nkeys; c++)
 		fprintf(f, "  %-*s", (int)v->width[c], headers[v->po->keys[c]]);
 	fprintf(f, "\n#");
-	for (size_t e = 0; e < rep->nevents; e++)
-		fprintf(f, "%s%s%s", v->children ? (e ? "  ........." : " ........") : "",
-			e || v->children ? "  ........." : " ........",
+	for (size_t k = 0; k < v->nev; k++)
+		fprintf(f, "%s%s%s", v->children ? (k ? "  ........." : " ........") : "",
+			k || v->children ? "  ........." : " ........",
 			v->o->show_samples ? "  ........." : "");
 	for (size_t c = 0; c < v->po->nkeys; c++) {
 		fputs("  ", f);
@@ -146,7 +165,7 @@ static const char *frame_name(const struct sonde_frame *f, char *b, size_t len)
 static void print_graph(struct view *v, size_t node, const char *indent, uint64_t total, bool top)
 {
 	const struct sonde_profile *p = v->p;
-	size_t ev = v->o->sort_event, n = 0, cap = 8;
+	size_t ev = v->evs[0], n = 0, cap = 8;
 	struct kid *kids = malloc(cap * sizeof(*kids));
 	char name[256];
 
@@ -224,9 +243,11 @@ static void print_graph(struct view *v, size_t node, const char *indent, uint64_
 static void print_entry_graph(struct view *v, size_t i)
 {
 	size_t root = sonde_profile_trie_root(v->p, i);
-	uint64_t total = sonde_profile_total(v->p, v->o->sort_event).period;
+	uint64_t total = sonde_profile_total(v->p, v->evs[0]).period;
 
-	if (root == SIZE_MAX || sonde_profile_node_first_child(v->p, root) == SIZE_MAX)
+	/* Side by side, a row the first event has no share of has no graph to draw. */
+	if (root == SIZE_MAX || sonde_profile_node_first_child(v->p, root) == SIZE_MAX ||
+	    !sonde_profile_node_counts(v->p, root, v->evs[0]).period)
 		return;
 	fprintf(v->out, "            |\n");
 	print_graph(v, root, "            ", total, true);
@@ -239,20 +260,19 @@ static void print_row(struct view *v, size_t i)
 {
 	char b[1024];
 
-	for (size_t e = 0; e < v->rep->nevents; e++) {
+	for (size_t k = 0; k < v->nev; k++) {
+		size_t e = v->evs[k];
 		struct sonde_counts t = sonde_profile_total(v->p, e);
 		struct sonde_counts self = sonde_profile_entry_self(v->p, i, e);
 
 		/* perf's layout: "    56.55%", the columns two spaces apart. */
 		if (v->children)
-			fprintf(v->out, e ? "  %8.2f%%" : "%9.2f%%",
+			fprintf(v->out, k ? "  %8.2f%%" : "%9.2f%%",
 				pct(sonde_profile_entry_total(v->p, i, e).period, t.period));
-		fprintf(v->out, e || v->children ? "  %8.2f%%" : "%9.2f%%",
+		fprintf(v->out, k || v->children ? "  %8.2f%%" : "%9.2f%%",
 			pct(self.period, t.period));
 		if (v->o->show_samples)
-			fprintf(v->out, "  %9" PRIu64,
-				v->children ? sonde_profile_entry_total(v->p, i, e).samples
-					    : self.samples);
+			fprintf(v->out, "  %9" PRIu64, row_counts(v, i, e).samples);
 	}
 	for (size_t c = 0; c < v->po->nkeys; c++) {
 		bool last = c + 1 == v->po->nkeys;
@@ -266,42 +286,60 @@ static void print_row(struct view *v, size_t i)
 	fputc('\n', v->out);
 }
 
+/* One section: its rows in the order of its events, columns sized to them. */
+static void print_section(struct view *v, size_t *idx)
+{
+	size_t n = sonde_profile_nr_entries(v->p);
+	char b[1024];
+
+	sonde_profile_sort_events(v->p, v->evs, v->nev, v->children, idx);
+	for (size_t c = 0; c < v->po->nkeys; c++)
+		v->width[c] = strlen(headers[v->po->keys[c]]);
+	for (size_t r = 0; r < n; r++) {
+		if (!row_shown(v, idx[r]))
+			continue;
+		for (size_t c = 0; c < v->po->nkeys; c++) {
+			size_t w = strlen(key_text(v, v->po->keys[c], idx[r], b, sizeof(b)));
+
+			if (w > v->width[c])
+				v->width[c] = w;
+		}
+	}
+	if (v->o->header)
+		print_header(v);
+	for (size_t r = 0; r < n; r++) {
+		if (!row_shown(v, idx[r]))
+			continue;
+		print_row(v, idx[r]);
+		if (v->o->callchains)
+			print_entry_graph(v, idx[r]);
+	}
+	if (v->o->header)
+		fprintf(v->out, "\n\n");
+}
+
 int sonde_report_print_stdio(FILE *out, const struct sonde_report *rep,
 			     const struct sonde_print_opts *o)
 {
 	struct view v = {.out = out, .rep = rep, .o = o, .p = rep->profile};
 	size_t n = sonde_profile_nr_entries(rep->profile);
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-	char b[1024];
+	size_t *evs = malloc((rep->nevents ? rep->nevents : 1) * sizeof(*evs));
 
-	if (!idx)
+	if (!idx || !evs) {
+		free(idx);
+		free(evs);
 		return -ENOMEM;
+	}
 	v.po = sonde_profile_opts(rep->profile);
 	v.children = v.po->children;
-	sonde_profile_sort(rep->profile, o->sort_event, v.children, idx);
-	for (size_t c = 0; c < v.po->nkeys; c++)
-		v.width[c] = strlen(headers[v.po->keys[c]]);
-	for (size_t r = 0; r < n; r++) {
-		if (!row_shown(&v, idx[r]))
-			continue;
-		for (size_t c = 0; c < v.po->nkeys; c++) {
-			size_t w = strlen(key_text(&v, v.po->keys[c], idx[r], b, sizeof(b)));
-
-			if (w > v.width[c])
-				v.width[c] = w;
-		}
-	}
+	v.evs = evs;
+	/* perf counts only LOST_SAMPLES here; LOST records are the same samples again. */
 	if (o->header)
-		print_header(&v);
-	for (size_t r = 0; r < n; r++) {
-		if (!row_shown(&v, idx[r]))
-			continue;
-		print_row(&v, idx[r]);
-		if (o->callchains)
-			print_entry_graph(&v, idx[r]);
-	}
+		fprintf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", rep->lost_samples);
+	for (size_t s = 0; (v.nev = sonde_report_section(rep, o, s, evs)); s++)
+		print_section(&v, idx);
 	free(idx);
-	if (o->header)
-		fprintf(out, "\n");
+	free(evs);
 	return ferror(out) ? -EIO : 0;
 }

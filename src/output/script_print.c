@@ -249,6 +249,8 @@ static void json_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_fra
 		fprintf(f, "%s\"sym\":", sep);
 		if (fr->sym) {
 			json_str(f, fr->sym->name);
+			fprintf(f, ",\"sym_mangled\":");
+			json_str(f, fr->sym->mangled ? fr->sym->mangled : fr->sym->name);
 			fprintf(f, ",\"symoff\":%" PRIu64, fr->addr - fr->sym->start);
 		} else {
 			fputs("null", f);

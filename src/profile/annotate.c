@@ -93,7 +93,8 @@ static uint8_t decide(const struct sonde_annotate *an, const struct sonde_symbol
 		if (an->ids[i] == s->id)
 			return WANT_YES;
 	for (size_t i = 0; i < an->nnames; i++)
-		if (!strcmp(an->names[i], s->name))
+		if (!strcmp(an->names[i], s->name) ||
+		    (s->mangled && !strcmp(an->names[i], s->mangled)))
 			return WANT_YES;
 	return WANT_NO;
 }

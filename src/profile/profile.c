@@ -404,29 +404,46 @@ struct sonde_counts sonde_profile_entry_total(const struct sonde_profile *p, siz
 
 struct sort_ctx {
 	const struct sonde_counts *counts;
-	size_t nevents, ev;
+	size_t nevents;
+	const size_t *evs; /* the events compared, in order (perf's group sort) */
+	size_t nev;
 };
 
 static int by_period(const void *a, const void *b, void *arg)
 {
 	const struct sort_ctx *c = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	uint64_t vx = c->counts[x * c->nevents + c->ev].period;
-	uint64_t vy = c->counts[y * c->nevents + c->ev].period;
 
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
+	for (size_t k = 0; k < c->nev; k++) {
+		uint64_t vx = c->counts[x * c->nevents + c->evs[k]].period;
+		uint64_t vy = c->counts[y * c->nevents + c->evs[k]].period;
+
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+	}
 	return x < y ? -1 : x > y; /* first seen first: stable output */
+}
+
+void sonde_profile_sort_events(const struct sonde_profile *p, const size_t *evs, size_t nev,
+			       bool by_children, size_t *idx)
+{
+	struct sort_ctx c = {by_children && p->o.children ? p->total : p->self, p->o.nevents, evs,
+			     0};
+
+	/* Events out of range end the list: they have no counts to compare. */
+	while (c.nev < nev && evs[c.nev] < p->o.nevents)
+		c.nev++;
+	for (size_t i = 0; i < p->n; i++)
+		idx[i] = i;
+	if (p->n)
+		qsort_r(idx, p->n, sizeof(*idx), by_period, &c);
 }
 
 void sonde_profile_sort(const struct sonde_profile *p, size_t ev, bool by_children, size_t *idx)
 {
-	struct sort_ctx c = {by_children && p->o.children ? p->total : p->self, p->o.nevents,
-			     ev < p->o.nevents ? ev : 0};
+	size_t e = ev < p->o.nevents ? ev : 0;
 
-	for (size_t i = 0; i < p->n; i++)
-		idx[i] = i;
-	qsort_r(idx, p->n, sizeof(*idx), by_period, &c);
+	sonde_profile_sort_events(p, &e, 1, by_children, idx);
 }
 
 size_t sonde_profile_trie_root(const struct sonde_profile *p, size_t entry)

@@ -36,7 +36,8 @@ struct pass {
 	uint64_t raw[MAX_FRAMES]; /* the recorded address of each frame */
 	uint64_t ips[MAX_FRAMES]; /* the unwinder's output */
 	bool srcline;
-	bool inlines;  /* expand inlined frames (call graphs only) */
+	bool inlines;  /* expand inlined frames of every frame (call graphs only) */
+	bool inlines_unwound; /* ... of the frames the DWARF unwinder found */
 	uint64_t size; /* of the file, for progress */
 	char path[4096];
 };
@@ -100,7 +101,8 @@ static void resolve(struct pass *ps, uint32_t pid, uint16_t cpumode, uint64_t ip
  * Appends the frames of @ip at *@n: the inlined functions running there
  * (innermost first, when call graphs are drawn) and then the function.
  */
-static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumode, uint64_t ip)
+static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumode, uint64_t ip,
+		       bool unwound)
 {
 	struct sonde_frame f;
 	const char *names[8];
@@ -110,7 +112,7 @@ static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumod
 		return;
 	resolve(ps, pid, cpumode, ip, &f);
 	f.inlined = NULL;
-	if (ps->inlines && f.dso && f.sym)
+	if ((ps->inlines || (unwound && ps->inlines_unwound)) && f.dso && f.sym)
 		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8);
 	for (int i = 0; i < k && *n < MAX_FRAMES - 1; i++) {
 		ps->raw[*n] = ip;
@@ -140,7 +142,7 @@ static size_t chain_frames(struct pass *ps, const struct sonde_pd_sample *s, uin
 				cpumode = PERF_RECORD_MISC_GUEST_USER;
 			continue;
 		}
-		add_frames(ps, &n, s->pid, cpumode, ip);
+		add_frames(ps, &n, s->pid, cpumode, ip, false);
 	}
 	return n;
 }
@@ -171,7 +173,7 @@ static size_t unwound_frames(struct pass *ps, const struct sonde_pd_sample *s,
 	}
 	ps->rep->unwound++;
 	for (int i = 0; i < got; i++)
-		add_frames(ps, &n, s->pid, PERF_RECORD_MISC_USER, ps->ips[i]);
+		add_frames(ps, &n, s->pid, PERF_RECORD_MISC_USER, ps->ips[i], true);
 	return n;
 }
 
@@ -213,7 +215,7 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 	bool chain = n > 0;
 
 	if (n == 0)
-		add_frames(ps, &n, s->pid, cpumode, s->ip);
+		add_frames(ps, &n, s->pid, cpumode, s->ip, false);
 	if (!dso_kept(ps, ps->frames[first_function(ps->frames, n)].dso)) {
 		rep->filtered_out++;
 		return 0;
@@ -248,8 +250,9 @@ static int on_sample(struct pass *ps, const struct sonde_pd_record *rec,
 		if (err)
 			return err;
 	}
+	/* the "pid" key is perf's thread key: the tid (shown as tid:comm) */
 	return sonde_profile_add(
-	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->pid, ps->frames,
+	    rep->profile, event_index(rep, rec->attr), period, t->comm, s->tid, ps->frames,
 	    ps->o->callchains || ps->o->children ? n : first_function(ps->frames, n) + 1);
 }
 
@@ -268,6 +271,7 @@ static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct 
 		return on_sample(ps, rec, &ev->sample);
 	case PERF_RECORD_LOST:
 		rep->lost += ev->lost.lost;
+		rep->lost_chunks++;
 		return 0;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (rec->size >= 16)
@@ -358,6 +362,11 @@ static const char *attr_name(const struct perf_event_attr *a)
 }
 
 /* The events of the capture and a profile with a column for each. */
+static bool is_dummy(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
+}
+
 static int start_events(struct pass *ps)
 {
 	struct sonde_report *rep = ps->rep;
@@ -365,17 +374,26 @@ static int start_events(struct pass *ps)
 	struct sonde_profile_opts po = {0};
 	int err;
 
-	rep->nevents = sonde_pd_reader_nr_attrs(rep->reader);
-	if (!rep->nevents)
+	size_t nattrs = sonde_pd_reader_nr_attrs(rep->reader), ndummy = 0;
+
+	if (!nattrs)
 		return SONDE_E_FORMAT;
-	rep->events = calloc(rep->nevents, sizeof(*rep->events));
-	rep->event_names = calloc(rep->nevents, sizeof(*rep->event_names));
+	for (size_t i = 0; i < nattrs; i++)
+		ndummy += is_dummy(&sonde_pd_reader_attr(rep->reader, i)->attr);
+	rep->events = calloc(nattrs, sizeof(*rep->events));
+	rep->event_names = calloc(nattrs, sizeof(*rep->event_names));
 	if (!rep->events || !rep->event_names)
 		return -ENOMEM;
-	for (size_t i = 0; i < rep->nevents; i++) {
-		rep->events[i] = sonde_pd_reader_attr(rep->reader, i);
-		rep->event_names[i] =
-		    rep->events[i]->name ? rep->events[i]->name : attr_name(&rep->events[i]->attr);
+	/* The side-band's dummy events (perf's and sonde's -a) never sample:
+	 * no column or section of their own, unless they are all there is. */
+	rep->nevents = 0;
+	for (size_t i = 0; i < nattrs; i++) {
+		const struct sonde_pd_attr *a = sonde_pd_reader_attr(rep->reader, i);
+
+		if (ndummy < nattrs && is_dummy(&a->attr))
+			continue;
+		rep->events[rep->nevents] = a;
+		rep->event_names[rep->nevents++] = a->name ? a->name : attr_name(&a->attr);
 	}
 	memcpy(po.keys, o->keys, sizeof(po.keys));
 	po.nkeys = o->nkeys;
@@ -415,7 +433,10 @@ static int setup(struct sonde_report *rep, struct pass *ps, struct sonde_pd_read
 	ps->arch = f->arch;
 	for (size_t i = 0; i < o->nkeys; i++)
 		ps->srcline |= o->keys[i] == SONDE_SORT_SRCLINE;
-	ps->inlines = o->callchains && o->inline_frames && !o->sym.no_inline;
+	/* perf 6.1 expands inlines where its unwinder adds frames (unwind_entry),
+	 * not for frame-pointer chains (add_callchain_ip) */
+	ps->inlines = o->callchains && o->inline_frames > 0 && !o->sym.no_inline;
+	ps->inlines_unwound = o->callchains && o->inline_frames >= 0 && !o->sym.no_inline;
 	if (o->ncomms) {
 		if (!(ps->comm_ids = calloc(o->ncomms, sizeof(*ps->comm_ids))))
 			return -ENOMEM;

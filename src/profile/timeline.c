@@ -365,7 +365,8 @@ int sonde_timeline_bins(const struct sonde_timeline *tl, size_t nbins, struct so
 		v[t.s[k] - 1].period += r->period;
 	}
 	free(t.s);
-	qsort(v, n, sizeof(*v), by_bin);
+	if (n) /* no samples: v is NULL, which qsort may not be given */
+		qsort(v, n, sizeof(*v), by_bin);
 	*cells = v;
 	*ncells = n;
 	return 0;

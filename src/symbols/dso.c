@@ -150,21 +150,6 @@ bool dso_report_elf(struct sonde_dso *d, const char *path, int fd)
 	return true;
 }
 
-/* Lower wins: functions before untyped labels, global before weak before
- * local, fewer leading underscores ("memcpy" over "__memcpy_avx"). */
-static int sym_rank(const GElf_Sym *sym, const char *name)
-{
-	int type = GELF_ST_TYPE(sym->st_info), bind = GELF_ST_BIND(sym->st_info), u = 0;
-
-	while (name[u] == '_' && u < 9)
-		u++;
-	return (type == STT_NOTYPE ? 100 : 0) +
-	       (bind == STB_GLOBAL ? 0
-		: bind == STB_WEAK ? 10
-				   : 20) +
-	       u;
-}
-
 static bool in_exec_section(Elf *elf, GElf_Word shndx)
 {
 	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
@@ -197,17 +182,28 @@ int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, 
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type == STT_NOTYPE) {
-			/* labels in code (assembly entry points), not ARM's $x/$d mapping symbols
-			 */
+			/* labels in code (assembly entry points), not ARM's $x/$d
+			 * mapping symbols; hidden ones are left out as perf does */
 			if (name[0] == '$' || !strncmp(name, ".L", 2) ||
+			    GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN ||
+			    GELF_ST_VISIBILITY(sym.st_other) == STV_INTERNAL ||
 			    !in_exec_section(elf, shndx))
 				continue;
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
 		if (rawsyms_add(r, addr, sym.st_size, strpool_add(&d->st->pool, name, strlen(name)),
-				sym_rank(&sym, name)) < 0)
+				(uint8_t)GELF_ST_BIND(sym.st_info)) < 0)
 			return -ENOMEM;
+	}
+	/* PLT stubs have no symbols: name them from the binary itself (the
+	 * main file, not a separate debug file, whose .plt is NOBITS).  Only
+	 * beside functions of its own: a stripped file stays unresolved, and
+	 * its debug file is still searched for. */
+	if (d->kind == SONDE_DSO_USER && r->n) {
+		Dwarf_Addr bias;
+
+		return plt_collect_symbols(d, dwfl_module_getelf(d->mod, &bias), r);
 	}
 	return 0;
 }
@@ -231,7 +227,10 @@ bool dso_load(struct sonde_dso *d)
 		kmodule_load(d);
 		break;
 	case SONDE_DSO_ANON:
-		slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
+		if (!strcmp(d->long_name, "[vdso]"))
+			debuginfo_load_vdso(d);
+		else
+			slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
 		break;
 	}
 	if (!d->nr_syms)
@@ -477,7 +476,7 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 		return off;
 	if (d->kind == SONDE_DSO_KERNEL || d->kind == SONDE_DSO_MODULE)
 		return ip;
-	if (d->kind == SONDE_DSO_USER)
+	if (d->kind == SONDE_DSO_USER || !strcmp(d->long_name, "[vdso]"))
 		dso_load(d);
 	for (i = 0; i < d->nr_segs; i++) {
 		const struct load_seg *s = &d->segs[i];

@@ -51,7 +51,7 @@ static int by_addr(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return x->seq < y->seq ? -1 : x->seq > y->seq; /* aliases keep the file's order */
 }
 
 /* One line "ADDR TYPE NAME[\t[MODULE]]" of [p, end).  Return: 1 kept, 0 skipped, -ENOMEM. */
@@ -99,6 +99,8 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 	struct ksym *k = &st->ksyms[st->nr_ksyms];
 
 	k->addr = addr;
+	k->seq = (uint32_t)st->nr_ksyms;
+	k->type = type;
 	k->name = strpool_add(&st->pool, name, namelen);
 	k->module = NULL;
 	if (mod) {
@@ -270,6 +272,14 @@ static uint64_t ksym_addr(const struct sonde_symtab *st, const char *name)
 	return 0;
 }
 
+/* perf's kallsyms2elf_binding(): 'W' weak, other capitals global, the rest local. */
+static uint8_t ksym_binding(char type)
+{
+	if (type == 'W')
+		return STB_WEAK;
+	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
+}
+
 bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end)
 {
 	struct sonde_symtab *st = d->st;
@@ -282,7 +292,7 @@ bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last
 
 		if (module ? !k->module || strcmp(k->module, module) : k->module != NULL)
 			continue;
-		if (rawsyms_add(&r, k->addr, 0, k->name, k->name[0] == '_') < 0) {
+		if (rawsyms_add(&r, k->addr, 0, k->name, ksym_binding(k->type)) < 0) {
 			free(r.v);
 			return false;
 		}

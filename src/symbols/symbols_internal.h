@@ -45,11 +45,16 @@ void slog_fini(struct slog *l);
 
 /* ---- symtab.c ---- */
 
-/* A symbol before sorting: rank breaks ties between aliases (lower wins). */
+/*
+ * A symbol before sorting.  Aliases (symbols at one start) are settled by
+ * perf's rule (symtab.c): binding and the order they came in (seq) matter.
+ */
 struct rawsym {
 	uint64_t start, size;
-	const char *name; /* interned */
-	int rank;
+	const char *name;    /* as shown: demangled for user objects (in install) */
+	const char *mangled; /* as in the symbol table; in the pool */
+	uint32_t seq;	  /* position in the source (symbol table, kallsyms line) */
+	uint8_t binding;  /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
 };
 
 struct rawsyms {
@@ -57,12 +62,15 @@ struct rawsyms {
 	size_t n, cap;
 };
 
-int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name, int rank);
+int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
+		uint8_t binding);
 
-/* A kallsyms text symbol, sorted by address; module NULL for the kernel. */
+/* A kallsyms text symbol, sorted by address then line; module NULL for the kernel. */
 struct ksym {
 	uint64_t addr;
 	const char *name, *module; /* interned */
+	uint32_t seq;		   /* line number: aliases keep the file's order */
+	char type;		   /* 't', 'T', 'w' or 'W' */
 };
 
 /* One block of the saved modules text. */
@@ -109,12 +117,29 @@ struct sonde_symtab {
 };
 
 /*
- * Sorts @r, keeps one symbol per start (best rank), gives size-0 symbols
+ * Sorts @r, keeps one symbol per start (perf's choice), gives size-0 symbols
  * the distance to the next one (or @last_end for the last), registers ids.
  * @adjust is added to every start.  Return: 0 or -ENOMEM; @r is emptied.
  */
 int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end);
+
+/* ---- demangle.c ---- */
+
+/*
+ * @name demangled (C++, Rust; "X@plt" as X demangled + "@plt"), in the
+ * pool, or @name itself when it is not mangled or opts.no_demangle.
+ */
+const char *symbols_demangle(struct sonde_symtab *st, const char *name);
+
+/* ---- plt.c ---- */
+
+/*
+ * Appends a symbol per PLT entry of @elf ("name@plt", as perf's
+ * dso__synthesize_plt_symbols) and one ".plt" for the lazy-binding
+ * header.  Return: 0, or -ENOMEM.
+ */
+int plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r);
 
 /* ---- buildids.c ---- */
 
@@ -219,6 +244,8 @@ size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *bu
 		      size_t max);
 /* Loads @d from perf's build-id cache (opts.buildid_dir). Return: true on success. */
 bool debuginfo_try_buildid_cache(struct sonde_dso *d);
+/* Loads [vdso]: perf's build-id cache, else this machine's vDSO (same build id). */
+bool debuginfo_load_vdso(struct sonde_dso *d);
 /* Opens a user object's file (symfs, the path itself, --image, build-id dirs). */
 bool debuginfo_load_user(struct sonde_dso *d);
 

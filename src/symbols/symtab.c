@@ -12,7 +12,8 @@
  * opened, its function symbols are gathered into a struct rawsyms, then
  * symtab_install_symbols() sorts them, keeps the best-named alias per
  * address, sizes zero-size symbols up to the next one, and gives each an
- * id: lookups are then a binary search over one array per object.
+ * id: lookups are then a binary search over one array per object.  Which
+ * alias names an address follows perf's rule, so both tools show one name.
  *
  * The option strings are copied (the kallsyms and modules texts stay
  * borrowed, as the header says), so the caller's argv may go away.
@@ -20,6 +21,7 @@
 #include "symbols_internal.h"
 
 #include <errno.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,7 +356,8 @@ const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, ui
 	return id < st->nr_syms ? st->by_id[id] : NULL;
 }
 
-int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name, int rank)
+int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
+		uint8_t binding)
 {
 	if (!name)
 		return -ENOMEM;
@@ -367,36 +370,100 @@ int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *na
 		r->v = v;
 		r->cap = cap;
 	}
-	r->v[r->n++] = (struct rawsym){start, size, name, rank};
+	r->v[r->n] = (struct rawsym){start, size, name, name, (uint32_t)r->n, binding};
+	r->n++;
 	return 0;
 }
 
-static int by_start_rank(const void *a, const void *b)
+/* Address order; aliases in the order they came (perf's tree keeps them so). */
+static int by_start_seq(const void *a, const void *b)
 {
 	const struct rawsym *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return strcmp(x->name, y->name); /* a stable choice between equals */
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * perf's choose_best_symbol() (tools/perf/util/symbol.c, 6.1): true when
+ * @b beats @a, the current winner.  In order: a symbol with a length
+ * beats one without, non-weak beats weak, global beats the rest, fewer
+ * leading underscores win, then the longer name; a full tie keeps @a.
+ * "Length" is the size after perf's symbols__fixup_end(): a size-0
+ * symbol reaches the next symbol's start, so it stays empty when an
+ * alias follows it (@a_len/@b_len say whether each has one).
+ */
+static bool beats(const struct rawsym *a, bool a_len, const struct rawsym *b, bool b_len)
+{
+	size_t na, nb;
+	int ua, ub;
+
+	if (a_len != b_len)
+		return b_len;
+	if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
+		return a->binding == STB_WEAK;
+	if ((a->binding == STB_GLOBAL) != (b->binding == STB_GLOBAL))
+		return b->binding == STB_GLOBAL;
+	ua = underscores(a->name);
+	ub = underscores(b->name);
+	if (ua != ub)
+		return ub < ua;
+	na = strlen(a->name);
+	nb = strlen(b->name);
+	return nb > na;
+}
+
+/*
+ * Keeps one symbol per start in the sorted @v[0..n): perf's
+ * symbols__fixup_duplicate(), which walks each run of aliases in order
+ * and keeps the winner of each comparison.  Return: the new count.
+ */
+static size_t settle_aliases(struct rawsym *v, size_t n)
+{
+	size_t out = 0, i = 0;
+
+	while (i < n) {
+		size_t j = i + 1, best = i;
+
+		while (j < n && v[j].start == v[i].start)
+			j++;
+		/* only the last of a run can reach past the shared start */
+		for (size_t k = i + 1; k < j; k++)
+			if (beats(&v[best], v[best].size || best == j - 1, &v[k],
+				  v[k].size || k == j - 1))
+				best = k;
+		v[out++] = v[best];
+		i = j;
+	}
+	return out;
 }
 
 int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end)
 {
-	size_t i, n = 0;
+	size_t i, n;
 
 	/* kallsyms and most symbol tables come in address order: sort only when not. */
 	for (i = 1; i < r->n && r->v[i - 1].start <= r->v[i].start; i++)
 		;
 	if (i < r->n)
-		qsort(r->v, r->n, sizeof(*r->v), by_start_rank);
-	for (i = 0; i < r->n; i++) /* one per start: the best ranked */
-		if (!n || r->v[n - 1].start != r->v[i].start)
-			r->v[n++] = r->v[i];
-		else if (by_start_rank(&r->v[i], &r->v[n - 1]) < 0)
-			r->v[n - 1] = r->v[i];
+		qsort(r->v, r->n, sizeof(*r->v), by_start_seq);
+	/* perf demangles user-space names as it loads them, before it picks
+	 * among aliases (its length rule counts the demangled name) */
+	if (d->kind == SONDE_DSO_USER)
+		for (i = 0; i < r->n; i++)
+			r->v[i].name = symbols_demangle(st, r->v[i].mangled);
+	n = settle_aliases(r->v, r->n);
 	if (n && st->nr_syms + n > st->cap_syms) {
 		size_t cap = st->cap_syms ? st->cap_syms : 1024;
 		const struct sonde_symbol **v;
@@ -417,6 +484,7 @@ int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct 
 		uint64_t next = i + 1 < n ? r->v[i + 1].start : last_end;
 
 		s->name = r->v[i].name;
+		s->mangled = r->v[i].mangled;
 		s->start = r->v[i].start + (uint64_t)adjust;
 		s->size = r->v[i].size;
 		if (!s->size && next > r->v[i].start)

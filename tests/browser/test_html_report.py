@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+from subprocess import run
 
 import pytest
 
@@ -193,7 +194,15 @@ def test_tracepoint_marks(tmp_path):
     with Browser() as b:
         b.open(html)
         b.wait_for("window.sonde && window.sonde.ready")
+        assert b.eval("sonde.timelineRows()") is None
         b.eval("sonde.show('timeline')")
-        assert b.eval("sonde.timings().timeline") >= 0
+        # One marks row per tracepoint, with a mark for each of its samples
+        # (perf script counts them in the same file).
+        switches = sum(1 for l in run(["perf", "script", "-i", str(data), "-F", "event"],
+                                      capture_output=True, text=True, check=True)
+                       .stdout.splitlines() if l.strip().rstrip(":") == "sched:sched_switch")
+        rows = [r for r in b.eval("sonde.timelineRows()") if r["kind"] == "marks"]
+        assert switches > 0
+        assert rows == [{"label": "\u2691 sched:sched_switch", "kind": "marks", "marks": switches}]
         shot(b, {"dir": tmp_path}, "timeline-marks")
         assert b.console_errors == []

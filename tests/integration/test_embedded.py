@@ -101,13 +101,16 @@ A=$!
 {AGENT} --listen 0.0.0.0:{PORT_NOEXEC} --token-file /tmp/token &
 n=0
 while kill -0 $A 2>/dev/null; do
-	p=$(ls -l /proc/$A/fd 2>/dev/null | grep -c perf_event)
-	k=$(grep -l "^PPid:[[:space:]]*$A\\$" /proc/[0-9]*/status 2>/dev/null | wc -l)
+	# The agent serves each connection in a child: its perf fds count, and
+	# "children" are the sessions (a workload runs under one).
+	S=$(grep -l "^PPid:[[:space:]]*$A\\$" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3)
+	p=$(for q in $A $S; do ls -l /proc/$q/fd 2>/dev/null; done | grep -c perf_event)
+	k=$(echo $S | wc -w)
 	t=$(ls /sys/kernel/tracing/instances | wc -l)
 	h=$(awk '/^VmHWM/ {{print $2}}' /proc/$A/status)
-	r=$(awk '/^VmRSS/ {{print $2}}' /proc/$A/status)
-	c=$(awk '{{print $14 + $15}}' /proc/$A/stat)
-	m=$(awk '/^Rss:/ {{print $2}}' /proc/$A/smaps_rollup)
+	r=$(for q in $A $S; do cat /proc/$q/status; done 2>/dev/null | awk '/^VmRSS/ {{s += $2}} END {{print s}}')
+	c=$(for q in $A $S; do cat /proc/$q/stat; done 2>/dev/null | awk '{{s += $14 + $15}} END {{print s}}')
+	m=$(for q in $A $S; do cat /proc/$q/smaps_rollup; done 2>/dev/null | awk '/^Rss:/ {{s += $2}} END {{print s}}')
 	echo "@@state $n perf_fds=$p children=$k instances=$t hwm_kb=$h rss_kb=$r smaps_rss_kb=$m cpu_ticks=$c@@"
 	n=$((n + 1))
 	sleep 1

@@ -65,7 +65,11 @@ def test_cpu_profile_matches_perf(tmp_path):
 
 def test_header_features(tmp_path):
     out = tmp_path / "h.data"
-    sonde("record", "-o", str(out), "--", workload("split"), "0.2")
+    # split for a user object with a build id, then a getppid loop: most of
+    # its time is in the kernel, so the kernel has samples (and a build-id
+    # entry) on any machine, not only when start-up page faults were sampled.
+    sonde("record", "-o", str(out), "--", "sh", "-c",
+          f"{workload('split')} 0.2; exec {workload('getppid_loop')} 500000")
     h = run(["perf", "report", "-i", str(out), "--header-only"]).stdout
     assert "# hostname : " + os.uname().nodename in h
     assert "# os release : " + os.uname().release in h
@@ -209,6 +213,29 @@ def test_system_wide_sees_processes_started_before(tmp_path):
     assert re.search(r"split\s+\[\.\] hot_fn", r.stdout), r.stdout[:3000]
 
 
+def test_system_wide_start_has_no_unknown_processes(tmp_path):
+    """Processes forked while `record -a` starts (spawner forks without
+    pause; its children burn 20 ms and never exec) all have their COMM and
+    maps: the side-band runs before /proc is read and samples start after,
+    as in perf.  Before, nearly every run had `:PID` rows."""
+    unknown, spawner = [], 0
+    for i in range(5):
+        out = tmp_path / f"r{i}.data"
+        sp = subprocess.Popen([workload("spawner"), "2"])
+        try:
+            time.sleep(0.2)
+            sonde("record", "-a", "-F", "1000", "-o", str(out), "--", "sleep", "0.3")
+        finally:
+            sp.wait()
+        for who, text in (("sonde", sonde("report", "-i", str(out), "--sort", "comm").stdout),
+                          ("perf", perf_report(out, "--sort", "comm").stdout)):
+            rows = re.findall(r"^\s+([\d.]+)%\s+(\S+)\s*$", text, re.M)
+            unknown += [(i, who, comm) for _, comm in rows if comm.startswith(":")]
+            spawner += sum(1 for _, comm in rows if comm == "spawner")
+    assert not unknown, unknown
+    assert spawner == 10, spawner  # the spawner's row in every run, by both tools
+
+
 def test_attach_to_process(tmp_path):
     out = tmp_path / "p.data"
     bg = background_split(1)
@@ -260,10 +287,61 @@ def test_full_disk(tmp_path):
                   check=False)
         assert p.returncode == 1
         assert "No space left on device" in p.stderr
+        assert "Input/output error" not in p.stderr and "Unknown error" not in p.stderr
         perf_report(out, "--sort", "comm")
-        assert sample_counts(out)["cpu-clock"] > 100
+        in_file = sample_counts(out)["cpu-clock"]
+        assert in_file > 100
+        # The summary counts what the file holds, and its real size.
+        m = re.search(r"wrote ([\d.]+) MB .*\((\d+) samples in the file of (\d+) captured",
+                      p.stderr)
+        assert m, p.stderr
+        assert int(m.group(2)) == in_file < int(m.group(3))
+        assert float(m.group(1)) == round(out.stat().st_size / 2**20, 3)
     finally:
         run(["umount", str(mnt)])
+
+
+def test_summary_reports_the_file_size(tmp_path):
+    """Header features (a kallsyms snapshot here) count: the size is the file's."""
+    out = tmp_path / "k.data"
+    p = sonde("record", "--kallsyms", "-o", str(out), "--", "true")
+    m = re.search(r"wrote ([\d.]+) MB", p.stderr)
+    size = out.stat().st_size
+    assert size > 1 << 20  # the snapshot alone is megabytes
+    assert m and float(m.group(1)) == round(size / 2**20, 3), (p.stderr, size)
+
+
+def test_read_only_output(tmp_path):
+    """A read-only file system: the real errno, and the old capture stays."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)])
+    try:
+        out = mnt / "perf.data"
+        out.write_bytes(b"old capture")
+        run(["mount", "-o", "remount,ro", str(mnt)])
+        p = sonde("record", "-o", str(out), "--", "true", check=False)
+        assert p.returncode == 1
+        assert p.stderr.strip() == f"sonde: {out}: Read-only file system"
+        assert out.read_bytes() == b"old capture"
+    finally:
+        run(["umount", str(mnt)])
+
+
+def test_no_strerror_of_sonde_codes():
+    """strerror(-r) on one of sonde's own codes prints 'Unknown error 4091':
+    codes go through sonde_strerror(), which knows both kinds."""
+    top = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    bad = []
+    for d, _, files in os.walk(top):
+        for f in files:
+            path = os.path.join(d, f)
+            if not f.endswith(".c") or path.endswith(os.path.join("core", "error.c")):
+                continue
+            for n, line in enumerate(open(path), 1):
+                if re.search(r"(?<![_a-z])strerror\(-", line):
+                    bad.append(f"{path}:{n}: {line.strip()}")
+    assert bad == []
 
 
 def test_old_file_kept(tmp_path):

@@ -206,31 +206,25 @@ class busy_cpus:
 
 
 def test_sched_latency_vs_perf(tmp_path, tracefs):
+    """The same table as perf sched latency on perf's file: every task, its
+    runtime, its switches (perf's meaning: switch-ins after a sched_wakeup or
+    a switch-out in state R; perf 6.1 reads no sched_waking and sees a
+    preempted task, R+, as not waiting), its average and maximum delay."""
     out = tmp_path / "ps.data"
     with busy_cpus():
         run(["perf", "sched", "record", "-o", str(out), "--", workload("sleeper"), "40", "2"])
     theirs = latency_rows(run(["perf", "sched", "latency", "-i", str(out)]).stdout)
     ours = latency_rows(sonde("sched", "latency", "-i", str(out)).stdout)
-    assert theirs and ours
-    # every task perf lists is ours too, with the same runtime (sched_stat_runtime)
-    for name, (rt, sw, avg, mx) in theirs.items():
-        assert name in ours, (name, ours)
-        assert abs(ours[name][0] - rt) < 0.002, (name, ours[name], theirs[name])
-        # perf 6.1 drops switch-ins it cannot pair (see docs/sonde-sched.1): never more than ours
-        assert ours[name][1] >= sw, (name, ours[name], theirs[name])
-    (name,) = [n for n in ours if n.startswith("sleeper:")]
-    rt, sw, avg, mx = ours[name]
-    # At most one per sleep (and the start); an idle VM CPU's switch-ins can
-    # be missing from the capture, so fewer is possible.
-    assert 36 <= sw <= 48, ours[name]  # one per sleep; preemptions add a few
-    assert avg <= mx < 1000
+    assert theirs and ours.keys() == theirs.keys(), (ours, theirs)
+    for name, row in theirs.items():
+        assert ours[name] == row, (name, ours[name], row)
 
 
 def test_sched_latency_on_sonde_capture(tmp_path, tracefs):
     out = tmp_path / "ss.data"
     # system-wide: a task's wakeups happen in its wakers' context
     with busy_cpus():
-        sonde("record", "-a", "-e", "sched:sched_switch,sched:sched_waking,sched:sched_wakeup_new",
+        sonde("record", "-a", "-e", "sched:sched_switch,sched:sched_wakeup,sched:sched_wakeup_new",
               "-o", str(out), "--", workload("sleeper"), "30", "2")
     txt = sonde("sched", "latency", "-p", "-i", str(out)).stdout
     rows = latency_rows(txt)
@@ -246,4 +240,9 @@ def test_sched_latency_on_sonde_capture(tmp_path, tracefs):
     assert 27 <= sw <= ins + 2 and sw <= 38, (row, ins)
     assert 0 < runtime < 100 and avg <= mx
     assert "TOTAL:" in txt
+    # perf sched latency reads sonde's file to the same switches and delays
+    # (runtimes differ: without sched_stat_runtime perf shows 0, sonde the
+    # time between switches).
+    theirs = latency_rows(run(["perf", "sched", "latency", "-p", "-i", str(out)]).stdout)
+    assert {k: v[1:] for k, v in theirs.items()} == {k: v[1:] for k, v in rows.items()}
     assert sonde("sched", "latency", "-i", str(out), "--bad", check=False).returncode == 2

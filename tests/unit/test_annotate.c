@@ -52,8 +52,8 @@ static void test_disasm(void **state)
 	assert_int_equal(sonde_disasm_new(&d, "mips", false), SONDE_E_NOT_SUPPORTED);
 }
 
-static struct sonde_symbol f_sym = {"f", 0x1000, 0x4000, NULL, 0};
-static struct sonde_symbol g_sym = {"g", 0x9000, 0x10, NULL, 7};
+static struct sonde_symbol f_sym = {"f", 0x1000, 0x4000, NULL, 0, "f"};
+static struct sonde_symbol g_sym = {"g", 0x9000, 0x10, NULL, 7, "g"};
 
 static void feed(struct sonde_report_opts *ro, const struct sonde_symbol *s, uint64_t addr,
 		 size_t ev, uint64_t period)

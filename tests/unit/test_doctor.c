@@ -190,6 +190,13 @@ static void test_kptr_hidden(void **state)
 	fake_tree_write(f->root, "proc/sys/kernel/kptr_restrict", "1\n");
 	assert_non_null(sonde_doctor_explain_kallsyms(&f->cfg, buf, sizeof(buf)));
 	assert_contains(buf, "CAP_SYSLOG");
+	/* kptr_restrict is 0 already: zeros come from perf_event_paranoid > 1
+	 * (the kernel's kallsyms_show_value), so advising kptr_restrict=0 is wrong. */
+	fake_tree_write(f->root, "proc/sys/kernel/kptr_restrict", "0\n");
+	assert_non_null(sonde_doctor_explain_kallsyms(&f->cfg, buf, sizeof(buf)));
+	assert_null(strstr(buf, "sysctl -w kernel.kptr_restrict"));
+	assert_contains(buf, "sysctl -w kernel.perf_event_paranoid=1");
+	assert_contains(buf, "(now 2)");
 	fake_tree_write(f->root, "proc/kallsyms", "ffffffff81000000 T _stext\n");
 	assert_null(sonde_doctor_explain_kallsyms(&f->cfg, buf, sizeof(buf)));
 	/* Per-CPU symbols at a real address of 0 come first on some kernels. */

@@ -817,6 +817,8 @@ static void test_compressed_bulk(void **state)
 
 static int read_all(const uint8_t *src, size_t len, enum sonde_pd_tail *tail, char *msg,
 		    size_t msglen);
+static void check_damaged(const uint8_t *copy, size_t len, size_t most, int *opened,
+			  int *refused);
 
 /* A compressed file cut anywhere in its data, or with a damaged byte:
  * what was read stays read, the ending is reported, nothing crashes. */
@@ -860,9 +862,11 @@ static void test_compressed_damage(void **state)
 	assert_true(prev > N - 60); /* the last cut loses at most the last batch */
 	for (size_t o = doff + 8; o < doff + dsize; o += 97) {
 		uint8_t save = buf[o];
+		int opened = 0, refused = 0;
 
 		buf[o] ^= 0x5a;
-		(void)read_all(buf, len, &tail, msg, sizeof(msg));
+		/* A byte changed in a compressed frame never adds records. */
+		check_damaged(buf, len, N, &opened, &refused);
 		buf[o] = save;
 	}
 	free(buf);
@@ -1205,6 +1209,33 @@ static void test_bad_headers(void **state)
 }
 
 /* Random byte damage: the reader must never crash or over-read (ASan). */
+/*
+ * What a damaged file may do: open with a message, or read some records and
+ * say where it stopped; never read more records than the data section can
+ * hold (@most), never differ between two reads of the same bytes.
+ */
+static void check_damaged(const uint8_t *copy, size_t len, size_t most, int *opened,
+			  int *refused)
+{
+	enum sonde_pd_tail tail, tail2;
+	char msg[512], msg2[512];
+	int n = read_all(copy, len, &tail, msg, sizeof(msg));
+
+	assert_int_equal(read_all(copy, len, &tail2, msg2, sizeof(msg2)), n);
+	assert_string_equal(msg, msg2);
+	if (n < 0) {
+		assert_true(msg[0] != '\0');
+		++*refused;
+		return;
+	}
+	assert_int_equal(tail, tail2);
+	++*opened;
+	if ((size_t)n > most)
+		fail_msg("%d records, at most %zu fit", n, most);
+	if (tail == SONDE_PD_TAIL_TRUNCATED)
+		assert_non_null(strstr(msg, "offset 0x"));
+}
+
 static void test_random_damage(void **state)
 {
 	size_t len, doff, dsize;
@@ -1213,9 +1244,12 @@ static void test_random_damage(void **state)
 	enum sonde_pd_tail tail;
 	char msg[512];
 	uint32_t seed = 12345;
+	int opened = 0, refused = 0, after_data = 0;
 
 	(void)state;
 	for (int iter = 0; iter < 3000; iter++) {
+		size_t lowest = len;
+
 		memcpy(copy, buf, len);
 		for (int k = 0; k < 1 + iter % 4; k++) {
 			seed = seed * 1103515245u + 12345u;
@@ -1223,9 +1257,26 @@ static void test_random_damage(void **state)
 
 			seed = seed * 1103515245u + 12345u;
 			copy[at] = (uint8_t)(seed >> 16);
+			lowest = at < lowest ? at : lowest;
 		}
-		read_all(copy, len, &tail, msg, sizeof(msg));
+		/* Every record has at least its 8-byte header. */
+		check_damaged(copy, len, dsize / 8, &opened, &refused);
+		/* Damage only after the data (in the feature sections): every
+		 * record read, or the file refused naming the feature, as perf's
+		 * reader does; undamaged bytes read whole. */
+		if (lowest >= doff + dsize || !memcmp(copy, buf, len)) {
+			int n = read_all(copy, len, &tail, msg, sizeof(msg));
+
+			after_data++;
+			if (n != 8 && !(n < 0 && strstr(msg, "feature ") && lowest >= doff + dsize))
+				fail_msg("damage at 0x%zx (after the data at 0x%zx..0x%zx): %d "
+					 "records, %s",
+					 lowest, doff, doff + dsize, n, msg);
+		}
 	}
+	/* The damage reached every part: some files open, some don't, some
+	 * were hit only in their feature sections. */
+	assert_true(opened > 100 && refused > 100 && after_data > 100);
 	free(copy);
 	free(buf);
 }

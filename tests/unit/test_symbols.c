@@ -283,6 +283,51 @@ static void test_user_object(void **state)
 	sonde_symtab_free(st);
 }
 
+/* Five names at one address: the one perf's choose_best_symbol() keeps. */
+static void test_elf_aliases(void **state)
+{
+	const char *fix = env("SYMFIX");
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+	uint64_t a, sz;
+
+	elf_sym(fix, "fix_target", &a, &sz);
+	assert_int_equal(sonde_symtab_new(&st, NULL), 0);
+	d = sonde_symtab_findnew_dso(st, fix, NULL, 0);
+	assert_string_equal(sonde_dso_find_symbol(d, a)->name, "fix_target_long");
+	assert_int_equal(sonde_dso_find_symbol(d, a)->size, sz);
+	sonde_symtab_free(st);
+}
+
+/* A C++ mangled name: shown demangled (perf's style, no parameters), kept mangled. */
+static void test_demangle(void **state)
+{
+	const char *fix = env("SYMFIX");
+	struct sonde_symtab_opts o = {.no_demangle = true};
+	const struct sonde_symbol *s;
+	struct sonde_symtab *st;
+	struct sonde_dso *d;
+	uint64_t a, sz;
+
+	elf_sym(fix, "_ZN3fix6detail6mangleEi", &a, &sz);
+	assert_int_equal(sonde_symtab_new(&st, NULL), 0);
+	d = sonde_symtab_findnew_dso(st, fix, NULL, 0);
+	s = sonde_dso_find_symbol(d, a + 1);
+	assert_string_equal(s->name, "fix::detail::mangle");
+	assert_string_equal(s->mangled, "_ZN3fix6detail6mangleEi");
+	/* C names are their own mangled form */
+	elf_sym(fix, "fix_leaf", &a, &sz);
+	s = sonde_dso_find_symbol(d, a);
+	assert_ptr_equal(s->name, s->mangled);
+	sonde_symtab_free(st);
+
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	d = sonde_symtab_findnew_dso(st, fix, NULL, 0);
+	elf_sym(fix, "_ZN3fix6detail6mangleEi", &a, &sz);
+	assert_string_equal(sonde_dso_find_symbol(d, a)->name, "_ZN3fix6detail6mangleEi");
+	sonde_symtab_free(st);
+}
+
 /* A stripped copy whose debug file sits in DEBUGDIR/.build-id/xx/rest.debug. */
 static void test_stripped_debug_dir(void **state)
 {
@@ -480,6 +525,41 @@ static void test_map_ip(void **state)
 }
 
 /* ---- kernel ------------------------------------------------------------ */
+
+/*
+ * Aliases in kallsyms, as this kernel lists getppid's: perf sizes every
+ * symbol up to the next one, so of three names at one address only the
+ * last reaches past it and wins (perf report: __x64_sys_getppid), although
+ * __ia32_sys_getppid is as global and longer.  Lines out of order (module
+ * symbols) keep their order among aliases: the sort is by line, not name.
+ */
+static const char kallsyms_aliases[] = "ffffffff813827a0 t __pfx___do_sys_getppid\n"
+				       "ffffffff813827b0 t __do_sys_getppid\n"
+				       "ffffffff813827b0 T __ia32_sys_getppid\n"
+				       "ffffffff813827b0 T __x64_sys_getppid\n"
+				       "ffffffff81382800 t zzz_local\n"
+				       "ffffffff81382800 W aaa_weak\n"
+				       "ffffffff81382900 T next_fn\n"
+				       "ffffffff81382000 T early_fn\n"; /* out of order */
+
+static void test_kallsyms_aliases(void **state)
+{
+	struct sonde_symtab_opts o = {.kallsyms = kallsyms_aliases,
+				      .kallsyms_len = sizeof(kallsyms_aliases) - 1,
+				      .no_proc_kallsyms = true};
+	struct sonde_symtab *st;
+	struct sonde_dso *k;
+
+	assert_int_equal(sonde_symtab_new(&st, &o), 0);
+	k = sonde_symtab_findnew_dso(st, "[kernel.kallsyms]", NULL, 0);
+	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff813827b4ull)->name,
+			    "__x64_sys_getppid");
+	/* the last of the run wins even when it is weak and the first is local */
+	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff81382810ull)->name, "aaa_weak");
+	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff81382010ull)->name, "early_fn");
+	sonde_symtab_free(st);
+}
+
 
 static const char kallsyms[] = "ffffffff81000000 T _text\n"
 			       "ffffffff81000100 T start_kernel\n"
@@ -755,7 +835,10 @@ int main(void)
 	    cmocka_unit_test(test_symfs_and_wrong_build_id),
 	    cmocka_unit_test(test_object_identity),
 	    cmocka_unit_test(test_map_ip),
+	    cmocka_unit_test(test_elf_aliases),
+	    cmocka_unit_test(test_demangle),
 	    cmocka_unit_test(test_kallsyms),
+	    cmocka_unit_test(test_kallsyms_aliases),
 	    cmocka_unit_test(test_module_ko),
 	    cmocka_unit_test(test_read_bytes),
 	    cmocka_unit_test(test_read_bytes_ko),

@@ -130,12 +130,29 @@ static void test_many_stacks_grow_tables(void **state)
 	sonde_timeline_free(tl);
 }
 
+/* A capture with no samples: no cells, and nothing handed to qsort (UBSan checks). */
+static void test_no_samples(void **state)
+{
+	struct sonde_timeline *tl;
+	struct sonde_tl_cell *c = NULL;
+	size_t n = 1;
+
+	(void)state;
+	assert_int_equal(sonde_timeline_new(&tl, 1), 0);
+	assert_int_equal(sonde_timeline_nr_samples(tl), 0);
+	assert_int_equal(sonde_timeline_bins(tl, 10, &c, &n), 0);
+	assert_int_equal(n, 0);
+	free(c);
+	sonde_timeline_free(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trie),
 	    cmocka_unit_test(test_bins),
 	    cmocka_unit_test(test_many_stacks_grow_tables),
+	    cmocka_unit_test(test_no_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,6 +52,13 @@ static const char waking_fmt[] = "name: sched_waking\nID: 375\nformat:\n" COMMON
 				 "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n\n"
 				 "print fmt: \"comm=%s pid=%d\", REC->comm, REC->pid\n";
 
+/* sched_wakeup: what perf sched latency reads (sched_waking it does not). */
+static const char wakeup_fmt[] = "name: sched_wakeup\nID: 376\nformat:\n" COMMON
+				 "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+				 "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+				 "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n\n"
+				 "print fmt: \"comm=%s pid=%d\", REC->comm, REC->pid\n";
+
 /* Everything else: a __data_loc string and array, a symbolic value, small signed numbers. */
 static const char misc_fmt[] =
     "name: misc\nID: 900\nformat:\n" COMMON
@@ -125,9 +132,10 @@ static struct blob make_blob(void)
 	put32(&b, 0); /* ftrace */
 	put32(&b, 3);
 	put(&b, "sched", 6);
-	put32(&b, 2);
+	put32(&b, 3);
 	put_file(&b, switch_fmt);
 	put_file(&b, waking_fmt);
+	put_file(&b, wakeup_fmt);
 	put(&b, "test", 5);
 	put32(&b, 1);
 	put_file(&b, misc_fmt);
@@ -326,7 +334,8 @@ static void test_schedlat(void **state)
 	const uint64_t ms = 1000000;
 
 	assert_int_equal(sonde_schedlat_new(&sl, d), 0);
-	/* 5 runs on cpu 0 until 10 ms, sleeps; woken at 20 ms, runs at 23 ms */
+	/* 5 runs on cpu 0 until 10 ms, sleeps; woken at 20 ms (sched_waking at
+	 * 19 ms, which perf sched latency does not read), runs at 23 ms */
 	make_switch(raw, "a", 0, 0, "t5", 5);
 	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 1 * ms, 0), 0);
 	make_switch(raw, "t5", 5, 1, "a", 0);
@@ -334,23 +343,30 @@ static void test_schedlat(void **state)
 	memset(raw, 0, 64);
 	le(raw, 375, 2);
 	le(raw + 24, 5, 4);
+	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 19 * ms, 1), 0);
+	le(raw, 376, 2);
 	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 20 * ms, 1), 0);
 	make_switch(raw, "a", 0, 0, "t5", 5);
 	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 23 * ms, 0), 0);
-	/* preempted at 30 ms (R+), back at 31 ms */
+	/* preempted at 30 ms (R+: perf 6.1 does not read it as R), back at 31 ms */
 	make_switch(raw, "t5", 5, 0x100, "t6", 6);
 	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 30 * ms, 0), 0);
 	make_switch(raw, "t6", 6, 1, "t5", 5);
 	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 31 * ms, 0), 0);
+	/* yields at 40 ms in state R (0): waits until 42 ms */
+	make_switch(raw, "t5", 5, 0, "a", 0);
+	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 40 * ms, 0), 0);
+	make_switch(raw, "a", 0, 0, "t5", 5);
+	assert_int_equal(sonde_schedlat_add(sl, raw, 64, 42 * ms, 0), 0);
 
 	assert_int_equal(sonde_schedlat_rows(sl, comm_is_tid, NULL, false, &rows), 2);
 	assert_int_equal(rows[0].tid, 5);
-	assert_int_equal(rows[0].switches, 3); /* first sight, wakeup, preemption */
-	assert_int_equal(rows[0].total_delay, 4 * ms);
+	assert_int_equal(rows[0].switches, 3); /* first sight, sched_wakeup, the yield */
+	assert_int_equal(rows[0].total_delay, 5 * ms);
 	assert_int_equal(rows[0].max_delay, 3 * ms);
 	assert_int_equal(rows[0].max_start, 20 * ms);
 	assert_int_equal(rows[0].max_end, 23 * ms);
-	assert_int_equal(rows[0].runtime, 9 * ms + 7 * ms);
+	assert_int_equal(rows[0].runtime, 9 * ms + 7 * ms + 9 * ms);
 	assert_int_equal(rows[1].tid, 6);
 	assert_int_equal(rows[1].switches, 1);
 	assert_int_equal(rows[1].runtime, 1 * ms);
