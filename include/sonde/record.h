@@ -150,7 +150,7 @@ int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_reco
  */
 int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs);
 
-enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE };
+enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE, SONDE_BID_VDSO };
 
 /* Where build ids come from: this machine's files, or a remote target's. */
 struct sonde_buildid_source {

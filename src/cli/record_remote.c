@@ -177,7 +177,11 @@ static int check_against_hello(const struct sonde_agent_client *c,
 static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
 			   uint8_t id[20])
 {
-	int k = kind == SONDE_BID_KERNEL   ? SONDE_AGENT_BID_KERNEL
+	int k;
+
+	if (kind == SONDE_BID_VDSO)
+		return -ENOENT; /* the agent serves files and kernel notes, not its vDSO */
+	k = kind == SONDE_BID_KERNEL	 ? SONDE_AGENT_BID_KERNEL
 		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
 					   : SONDE_AGENT_BID_FILE;
 
