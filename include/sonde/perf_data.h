@@ -415,10 +415,18 @@ struct sonde_pd_sample {
 };
 
 /*
+ * The sample_type bits sonde_pd_sample_parse() decodes (all of the uapi
+ * header's, PERF_SAMPLE_IP to PERF_SAMPLE_WEIGHT_STRUCT).  A bit added
+ * here needs its row in tests/unit/test_sample_parsing.c (the tripwire).
+ */
+#define SONDE_PD_SAMPLE_TYPES ((1ull << 25) - 1)
+
+/*
  * sonde_pd_sample_parse() - decode a PERF_RECORD_SAMPLE
  * @rec: the whole record (header included), 8-byte aligned, @size bytes
  * Return: 0, SONDE_E_TRUNCATED when a field runs past the record, or
- * SONDE_E_FORMAT; @what receives a short description of the failing field.
+ * SONDE_E_FORMAT (also for sample_type bits outside SONDE_PD_SAMPLE_TYPES,
+ * whose fields' places are unknown); @what receives a short description of the failing field.
  */
 int sonde_pd_sample_parse(const struct perf_event_attr *attr, const void *rec, size_t size,
 			  struct sonde_pd_sample *s, const char **what);
