@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #ifdef SONDE_HAVE_TRACECMD
 #include "tracecmd_private.h"
@@ -31,7 +32,16 @@ int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *e
 	int ret = -1;
 
 	tracecmd_set_loglevel(TEP_LOG_ERROR);
-	h = tracecmd_output_create(path);
+	if (spec->fd >= 0) {
+		/* libtracecmd closes what it is given; the caller keeps its own. */
+		int fd = dup(spec->fd);
+
+		h = fd >= 0 ? tracecmd_output_create_fd(fd) : NULL;
+		if (!h && fd >= 0)
+			close(fd);
+	} else {
+		h = tracecmd_output_create(path);
+	}
 	if (!h) {
 		snprintf(err, len, "%s: can't create (%s)", path, strerror(errno));
 		return -1;
