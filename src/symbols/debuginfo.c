@@ -35,6 +35,7 @@
 #include "symbols_internal.h"
 
 #include <sonde/fileio.h>
+#include <sonde/log.h>
 #include <sonde/vdso.h>
 
 #include <errno.h>
@@ -94,6 +95,7 @@ static int try_id_r(struct sonde_dso *d, const char *path, const uint8_t *want, 
 		sonde_build_id_hex(want, want_len, b);
 		slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
 			 a, b);
+		sonde_debug("%s: build id %s differs from the capture's %s, refused", path, a, b);
 		if (rf) {
 			memcpy(rf->id, id, (size_t)n);
 			rf->len = n;
