@@ -32,6 +32,14 @@ int tracecmd_iterate_events(struct tracecmd_input *handle, cpu_set_t *cpus, int 
 					    void *),
 			    void *callback_data);
 int tracecmd_cpus(struct tracecmd_input *handle);
+int tracecmd_iterate_events_multi(struct tracecmd_input **handles, int nr_handles,
+				  int (*callback)(struct tracecmd_input *handle,
+						  struct tep_record *, int, void *),
+				  void *callback_data);
+/* Instance buffers (trace-cmd record -B, extract -B): each one read through a handle of its own. */
+int tracecmd_buffer_instances(struct tracecmd_input *handle);
+const char *tracecmd_buffer_instance_name(struct tracecmd_input *handle, int indx);
+struct tracecmd_input *tracecmd_buffer_instance_handle(struct tracecmd_input *handle, int indx);
 void tracecmd_set_loglevel(enum tep_loglevel level);
 
 /* Writing (trace-cmd-private.h). */

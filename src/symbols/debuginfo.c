@@ -34,6 +34,7 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/error.h>
 #include <sonde/fileio.h>
 #include <sonde/log.h>
 #include <sonde/vdso.h>
@@ -268,7 +269,7 @@ bool debuginfo_load_vdso(struct sonde_dso *d)
 	}
 	fd = sonde_vdso_open();
 	if (fd < 0) {
-		slog_add(&d->log, "this machine's vDSO: %s; ", strerror(-fd));
+		slog_add(&d->log, "this machine's vDSO: %s; ", sonde_strerror(fd));
 		return false;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

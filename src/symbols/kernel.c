@@ -341,6 +341,29 @@ fail:
 	return false;
 }
 
+/*
+ * The same release is not the same kernel (a rebuilt one keeps its
+ * name): when the capture names the kernel's build id and the running
+ * kernel's differs, this machine's /proc/kallsyms is not the capture's.
+ */
+static void refuse_other_kernel(struct sonde_dso *d)
+{
+	struct sonde_symtab *st = d->st;
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	int n;
+
+	if (st->opts.kallsyms || st->opts.no_proc_kallsyms || st->ksyms_loaded ||
+	    (n = sonde_build_id_of_kernel("/sys", id)) <= 0)
+		return;
+	if ((size_t)n == d->build_id_len && !memcmp(id, d->build_id, (size_t)n))
+		return;
+	st->opts.no_proc_kallsyms = true;
+	d->stale_path = strpool_intern(&st->pool, "/proc/kallsyms");
+	memcpy(d->stale_id, id, (size_t)n);
+	d->stale_id_len = (size_t)n;
+	slog_add(&d->log, "/proc/kallsyms: the running kernel's build id differs, refused; ");
+}
+
 bool kernel_load(struct sonde_dso *d)
 {
 	static const char *const where[] = {
@@ -357,6 +380,7 @@ bool kernel_load(struct sonde_dso *d)
 	if (d->build_id_len) {
 		sonde_build_id_hex(d->build_id, d->build_id_len, hex);
 		slog_add(&d->log, "build id %s: ", hex);
+		refuse_other_kernel(d);
 	}
 	kernel_load_ksyms(st);
 	if (st->opts.vmlinux && try_vmlinux(d, st->opts.vmlinux))
