@@ -64,6 +64,7 @@ struct sonde_doctor_config {
 	const char *boot;    /* "/boot" (config-RELEASE) */
 	const char *mounts;  /* mount table, "/proc/mounts" */
 	const char *release; /* kernel release for /boot/config-*, NULL: uname() */
+	const char *run_dir; /* where trace -o notes its captures, NULL: SONDE_RUN_DIR */
 	/* tracefs was not mounted and the caller mounted it for the checks */
 	bool tracefs_mounted_by_caller;
 	/* Try tracers refused in instances at the top level when it is idle. */
@@ -116,6 +117,9 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 			       struct sonde_doctor_report *rep);
 int sonde_doctor_check_kernel(const struct sonde_doctor_config *cfg,
 			      struct sonde_doctor_report *rep);
+/* Leftovers of killed sondes: instances, unsaved trace -o captures. */
+int sonde_doctor_check_stale(const struct sonde_doctor_config *cfg,
+			     struct sonde_doctor_report *rep);
 
 /**
  * sonde_doctor_try_tracer() - whether a tracefs instance accepts a tracer

@@ -134,5 +134,7 @@ int sonde_doctor_run(const struct sonde_doctor_config *cfg, struct sonde_doctor_
 		return r;
 	if ((r = sonde_doctor_check_tracers(cfg, rep)) < 0)
 		return r;
+	if ((r = sonde_doctor_check_stale(cfg, rep)) < 0)
+		return r;
 	return sonde_doctor_check_kernel(cfg, rep);
 }

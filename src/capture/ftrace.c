@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <sonde/fileio.h>
+#include <sonde/ftrace_leftover.h>
 #include <sonde/strlist.h>
 #include <sonde/tracefs.h>
 
@@ -225,27 +226,14 @@ int sonde_ftrace_match_events(const char *tracefs, const char *glob, struct sond
 
 int sonde_ftrace_remove_stale(const char *tracefs)
 {
-	struct sonde_strlist inst;
+	struct sonde_strlist dead;
 	int gone = 0;
 
-	sonde_strlist_init(&inst);
-	if (sonde_tracefs_instances(tracefs, &inst) == 0) {
-		for (size_t i = 0; i < inst.n; i++) {
-			char *end;
-			long pid;
-
-			if (strncmp(inst.v[i], "sonde-", 6) ||
-			    !isdigit((unsigned char)inst.v[i][6]))
-				continue;
-			pid = strtol(inst.v[i] + 6, &end, 10);
-			if (*end || pid <= 0 || pid == getpid())
-				continue;
-			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
-			    sonde_tracefs_instance_destroy(tracefs, inst.v[i]) == 0)
-				gone++;
-		}
-	}
-	sonde_strlist_fini(&inst);
+	sonde_strlist_init(&dead);
+	if (sonde_trace_dead_instances(tracefs, &dead) == 0)
+		for (size_t i = 0; i < dead.n; i++)
+			gone += sonde_tracefs_instance_destroy(tracefs, dead.v[i]) == 0;
+	sonde_strlist_fini(&dead);
 	return gone;
 }
 
@@ -455,6 +443,8 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 	if (!ft)
 		return -ENOMEM;
 	snprintf(ft->tracefs, sizeof(ft->tracefs), "%s", cfg->tracefs);
+	/* Instances of SIGKILLed sondes trace on for nobody: they go first. */
+	sonde_ftrace_remove_stale(cfg->tracefs);
 	if (cfg->top_level) {
 		r = top_idle(cfg->tracefs, err);
 		if (r < 0) {
@@ -462,7 +452,6 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 			return r;
 		}
 	} else {
-		sonde_ftrace_remove_stale(cfg->tracefs);
 		snprintf(ft->name, sizeof(ft->name), "sonde-%ld", (long)getpid());
 		r = sonde_tracefs_instance_create(cfg->tracefs, ft->name);
 		if (r == -EEXIST) {
