@@ -28,12 +28,13 @@ enum sonde_doctor_status {
 	SONDE_DOCTOR_FAIL,	  /* present but refused or broken */
 };
 
+/* Every string is owned by the report, never NULL, never cut short. */
 struct sonde_doctor_check {
-	char id[64];	/* stable key: "hw_pmu", "tracer.blk", "config.CONFIG_KPROBES" */
-	char title[96]; /* for people */
+	char *id;    /* stable key: "hw_pmu", "tracer.blk", "config.CONFIG_KPROBES" */
+	char *title; /* for people */
 	enum sonde_doctor_status status;
-	char detail[384]; /* the measured fact: "perf_event_open(cycles): ENOENT" */
-	char fix[384];	  /* what to do about it, or "" */
+	char *detail; /* the measured fact: "perf_event_open(cycles): ENOENT" */
+	char *fix;    /* what to do about it, or "" */
 };
 
 /* The checks in the order they ran.  Owns its array. */
@@ -63,6 +64,7 @@ struct sonde_doctor_config {
 	const char *boot;    /* "/boot" (config-RELEASE) */
 	const char *mounts;  /* mount table, "/proc/mounts" */
 	const char *release; /* kernel release for /boot/config-*, NULL: uname() */
+	const char *run_dir; /* where trace -o notes its captures, NULL: SONDE_RUN_DIR */
 	/* tracefs was not mounted and the caller mounted it for the checks */
 	bool tracefs_mounted_by_caller;
 	/* Try tracers refused in instances at the top level when it is idle. */
@@ -115,6 +117,9 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 			       struct sonde_doctor_report *rep);
 int sonde_doctor_check_kernel(const struct sonde_doctor_config *cfg,
 			      struct sonde_doctor_report *rep);
+/* Leftovers of killed sondes: instances, unsaved trace -o captures. */
+int sonde_doctor_check_stale(const struct sonde_doctor_config *cfg,
+			     struct sonde_doctor_report *rep);
 
 /**
  * sonde_doctor_try_tracer() - whether a tracefs instance accepts a tracer

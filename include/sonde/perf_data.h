@@ -101,9 +101,12 @@ enum sonde_pd_feature {
 };
 
 /*
- * sonde's own features live in the top 32 bits of the map.  perf sizes its
- * section table from every set bit but only processes the bits it knows,
- * so these sections are skipped by perf and kept by sonde.
+ * sonde's own sections (kallsyms, module sections), reached as features
+ * SONDE_PD_FEAT_SONDE_BASE + n.  They are written in a trailer after
+ * everything the header points to (src/format/pd_trailer.c), never as set
+ * bits: perf's reader skips unknown bits, but perf inject follows every set
+ * bit into its 32-entry table of feature writers and crashes.  Files from
+ * earlier sonde versions with bits 224 and up are still read.
  */
 #define SONDE_PD_FEAT_SONDE_BASE 224u
 #define SONDE_PD_FEAT_SONDE_MAX 32u
@@ -250,7 +253,7 @@ int sonde_pd_writer_set_topology(struct sonde_pd_writer *w, const struct sonde_p
 /* Any feature section as an opaque blob (perf's or sonde's bit). */
 int sonde_pd_writer_set_feature(struct sonde_pd_writer *w, unsigned bit, const void *blob,
 				size_t len);
-/* sonde feature @n (< SONDE_PD_FEAT_SONDE_MAX): opaque blob perf skips. */
+/* sonde feature @n (< SONDE_PD_FEAT_SONDE_MAX): opaque blob in the trailer. */
 /* The serialized bytes of feature @bit.  Return: 1 with borrowed *data (valid
  * until the feature is set again or the writer closes), or 0 when not set. */
 int sonde_pd_writer_feature(const struct sonde_pd_writer *w, unsigned bit, const void **data,
@@ -412,10 +415,18 @@ struct sonde_pd_sample {
 };
 
 /*
+ * The sample_type bits sonde_pd_sample_parse() decodes (all of the uapi
+ * header's, PERF_SAMPLE_IP to PERF_SAMPLE_WEIGHT_STRUCT).  A bit added
+ * here needs its row in tests/unit/test_sample_parsing.c (the tripwire).
+ */
+#define SONDE_PD_SAMPLE_TYPES ((1ull << 25) - 1)
+
+/*
  * sonde_pd_sample_parse() - decode a PERF_RECORD_SAMPLE
  * @rec: the whole record (header included), 8-byte aligned, @size bytes
  * Return: 0, SONDE_E_TRUNCATED when a field runs past the record, or
- * SONDE_E_FORMAT; @what receives a short description of the failing field.
+ * SONDE_E_FORMAT (also for sample_type bits outside SONDE_PD_SAMPLE_TYPES,
+ * whose fields' places are unknown); @what receives a short description of the failing field.
  */
 int sonde_pd_sample_parse(const struct perf_event_attr *attr, const void *rec, size_t size,
 			  struct sonde_pd_sample *s, const char **what);

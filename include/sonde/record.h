@@ -118,6 +118,14 @@ struct sonde_pd_writer;
 int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv);
 
 /*
+ * CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS and CACHE from @sysfs, as perf
+ * record writes them (@nr_cpus: NRCPUS' available count).  Features whose
+ * files can't be read are left out.  Return: 0 or the first error.
+ */
+int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs,
+				   uint32_t nr_cpus);
+
+/*
  * The tracing data feature: the format files of @r's tracepoints, from
  * @tracefs (nothing without tracepoints).  A stream output needs it before
  * the first record; otherwise sonde_record_end_features() sets it.
@@ -142,7 +150,7 @@ int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_reco
  */
 int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs);
 
-enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE };
+enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE, SONDE_BID_VDSO };
 
 /* Where build ids come from: this machine's files, or a remote target's. */
 struct sonde_buildid_source {

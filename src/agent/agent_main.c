@@ -94,7 +94,7 @@ static int load_token(const char *token_file, char **tok, size_t *len)
 		return fail(2, "token file %s: %s", path,
 			    r == -EINVAL  ? "empty, longer than 256 bytes or not a regular file"
 			    : r == -EPERM ? "not this user's, or others may read it or its directory"
-					  : strerror(-r));
+					  : sonde_strerror(r));
 	if (token_file && stat(path, &st) == 0 && (st.st_mode & 0044))
 		fprintf(stderr, "sonde-agent: warning: %s is readable by others\n", path);
 	fprintf(stderr, "sonde-agent: %s token in %s (hosts: --token-file, or read there on this "
@@ -225,5 +225,5 @@ int main(int argc, char **argv)
 	r = agent_listen_run(&l, &cfg);
 	agent_listen_close(&l);
 	free(token);
-	return r < 0 ? fail(1, "%s", strerror(-r)) : 0;
+	return r < 0 ? fail(1, "%s", sonde_strerror(r)) : 0;
 }

@@ -146,7 +146,7 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 			cs->failed_err = r;
 			sonde_errmsg_set(&cs->err, r, "can't open event '%s' on %s %d: %s", ev->name,
 					 s.v[j].cpu >= 0 ? "CPU" : "task",
-					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid, strerror(-r));
+					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid, sonde_strerror(r));
 			goto fail;
 		}
 	}

@@ -36,8 +36,18 @@ void sonde_doctor_report_init(struct sonde_doctor_report *rep)
 	memset(rep, 0, sizeof(*rep));
 }
 
+static void check_fini(struct sonde_doctor_check *c)
+{
+	free(c->id);
+	free(c->title);
+	free(c->detail);
+	free(c->fix);
+}
+
 void sonde_doctor_report_fini(struct sonde_doctor_report *rep)
 {
+	for (size_t i = 0; i < rep->n; i++)
+		check_fini(&rep->v[i]);
 	free(rep->v);
 	memset(rep, 0, sizeof(*rep));
 }
@@ -58,13 +68,18 @@ struct sonde_doctor_check *sonde_doctor_report_add(struct sonde_doctor_report *r
 		rep->v = v;
 		rep->cap = cap;
 	}
-	c = &rep->v[rep->n++];
-	memset(c, 0, sizeof(*c));
-	snprintf(c->id, sizeof(c->id), "%s", id);
-	snprintf(c->title, sizeof(c->title), "%s", title);
+	c = &rep->v[rep->n];
+	/* Heap copies: a fixed field once cut an explanation mid-sentence. */
+	c->id = strdup(id);
+	c->title = strdup(title);
 	c->status = status;
-	snprintf(c->detail, sizeof(c->detail), "%s", detail ? detail : "");
-	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
+	c->detail = strdup(detail ? detail : "");
+	c->fix = strdup(fix ? fix : "");
+	if (!c->id || !c->title || !c->detail || !c->fix) {
+		check_fini(c);
+		return NULL;
+	}
+	rep->n++;
 	return c;
 }
 
@@ -95,13 +110,18 @@ const char *sonde_doctor_status_name(enum sonde_doctor_status s)
 int doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
 	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
 {
-	char detail[sizeof(((struct sonde_doctor_check *)0)->detail)];
+	char *detail;
 	va_list ap;
+	int n, r;
 
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	n = vasprintf(&detail, fmt, ap);
 	va_end(ap);
-	return sonde_doctor_report_add(rep, id, title, status, detail, fix) ? 0 : -ENOMEM;
+	if (n < 0)
+		return -ENOMEM;
+	r = sonde_doctor_report_add(rep, id, title, status, detail, fix) ? 0 : -ENOMEM;
+	free(detail);
+	return r;
 }
 
 int sonde_doctor_run(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
@@ -113,6 +133,8 @@ int sonde_doctor_run(const struct sonde_doctor_config *cfg, struct sonde_doctor_
 	if ((r = sonde_doctor_check_tracefs(cfg, rep)) < 0)
 		return r;
 	if ((r = sonde_doctor_check_tracers(cfg, rep)) < 0)
+		return r;
+	if ((r = sonde_doctor_check_stale(cfg, rep)) < 0)
 		return r;
 	return sonde_doctor_check_kernel(cfg, rep);
 }

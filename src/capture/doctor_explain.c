@@ -168,7 +168,7 @@ const char *sonde_doctor_explain_open_error_at(const struct sonde_doctor_config 
 		snprintf(why, sizeof(why),
 			 "the kernel is older than sonde's perf_event_attr and rejects its size");
 	} else {
-		snprintf(why, sizeof(why), "%s", strerror(-err));
+		snprintf(why, sizeof(why), "%s", sonde_strerror(err));
 	}
 	snprintf(buf, len, "perf_event_open: %s: %s", sonde_doctor_errno_name(err, en, sizeof(en)),
 		 why);

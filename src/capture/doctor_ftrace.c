@@ -103,34 +103,36 @@ static void lockdown_state(const struct sonde_doctor_config *cfg, char *buf, siz
 	free(config);
 }
 
-/* The common explanation of a kernel that refuses dynamic ftrace. */
-static void explain_dynamic(const struct sonde_doctor_config *cfg, const char *refused, char *buf,
-			    size_t len)
+/* The common explanation of a kernel that refuses dynamic ftrace.
+ * Return: new (free()), or NULL without memory. */
+static char *explain_dynamic(const struct sonde_doctor_config *cfg, const char *refused)
 {
-	char lock[128];
+	char lock[128], *why;
+	int n;
 
 	lockdown_state(cfg, lock, sizeof(lock));
 	if (!strncmp(lock, "lockdown=confidentiality", 24))
-		snprintf(buf, len,
-			 "the kernel is locked down (%s), which forbids tracefs function tracing "
-			 "(%s refused with EPERM)",
-			 lock, refused);
+		n = asprintf(&why,
+			     "the kernel is locked down (%s), which forbids tracefs function tracing "
+			     "(%s refused with EPERM)",
+			     lock, refused);
 	else
-		snprintf(buf, len,
-			 "the kernel forbids dynamic ftrace, the run-time patching of kernel "
-			 "functions that function tracing needs: %s refuse to open with EPERM "
-			 "while the rest of tracefs works%s%s%s",
-			 refused, lock[0] ? " (" : "", lock,
-			 lock[0] && strstr(lock, "integrity")
-			     ? ": mainline's integrity mode allows tracefs, so this is the "
-			       "kernel's own policy, a vendor or hypervisor patch)"
-			     : (lock[0] ? ")" : ""));
+		n = asprintf(&why,
+			     "the kernel forbids dynamic ftrace, the run-time patching of kernel "
+			     "functions that function tracing needs: %s refuse to open with EPERM "
+			     "while the rest of tracefs works%s%s%s",
+			     refused, lock[0] ? " (" : "", lock,
+			     lock[0] && strstr(lock, "integrity")
+				 ? ": mainline's integrity mode allows tracefs, so this is the "
+				   "kernel's own policy, a vendor or hypervisor patch)"
+				 : (lock[0] ? ")" : ""));
+	return n < 0 ? NULL : why;
 }
 
 int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 				struct sonde_doctor_report *rep)
 {
-	char refused[256], why[768];
+	char refused[256], *why;
 	int missing, r;
 
 	if (!cfg->tracefs)
@@ -146,19 +148,23 @@ int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 		return doctor_add(
 		    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_OK,
 		    NULL, "set_ftrace_filter, set_ftrace_pid, available_filter_functions open");
-	explain_dynamic(cfg, refused, why, sizeof(why));
-	return doctor_add(
-	    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_FAIL,
-	    "function tracing can't work on this kernel: use trace events (sonde "
-	    "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",
-	    "%s", why);
+	why = explain_dynamic(cfg, refused);
+	if (!why)
+		return -ENOMEM;
+	r = doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
+		       SONDE_DOCTOR_FAIL,
+		       "function tracing can't work on this kernel: use trace events (sonde "
+		       "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",
+		       "%s", why);
+	free(why);
+	return r;
 }
 
 const char *sonde_doctor_explain_tracer(const struct sonde_doctor_config *cfg, const char *tracer,
 					int err, char *buf, size_t len)
 {
 	struct sonde_strlist list;
-	char text[1024] = "", refused[256], why[768], en[32];
+	char text[1024] = "", refused[256], en[32];
 	bool listed;
 	int missing;
 
@@ -190,11 +196,13 @@ const char *sonde_doctor_explain_tracer(const struct sonde_doctor_config *cfg, c
 	}
 	if (err == -EPERM && !strncmp(tracer, "function", 8) && cfg->tracefs &&
 	    probe_dynamic(cfg, refused, sizeof(refused), &missing) == -EPERM) {
-		explain_dynamic(cfg, refused, why, sizeof(why));
+		char *why = explain_dynamic(cfg, refused);
+
 		snprintf(buf, len,
 			 "this kernel lists the %s tracer but refuses it (EPERM): %s.  Use trace "
 			 "events (-e), or trace functions in a VM (see sonde doctor)",
-			 tracer, why);
+			 tracer, why ? why : "dynamic ftrace is refused");
+		free(why);
 		return buf;
 	}
 	if (err == -EPERM)

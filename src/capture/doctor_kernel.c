@@ -19,6 +19,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <sonde/error.h>
 #include <sonde/fileio.h>
 
 #include "doctor_internal.h"
@@ -44,7 +45,7 @@ static int check_modules(const struct sonde_doctor_config *cfg, struct sonde_doc
 				  "build the kernel with CONFIG_MODULES=y (everything is in the "
 				  "kernel image, so nothing is lost for symbols)",
 				  "%s/modules: %s: no loadable module support", cfg->procfs,
-				  strerror(-r));
+				  sonde_strerror(r));
 	for (const char *p = text; *p; p++)
 		n += *p == '\n';
 	free(text);

@@ -51,7 +51,7 @@ static int check_paranoid(const struct sonde_doctor_config *cfg, struct sonde_do
 		return doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_PERF_EVENTS=y",
 				  "%s/" PARANOID ": %s: the kernel has no perf events", cfg->procfs,
-				  strerror(-r));
+				  sonde_strerror(r));
 	if (priv || v <= 1)
 		return doctor_add(
 		    rep, id, title, SONDE_DOCTOR_OK, NULL, "%ld (%s)%s", v, paranoid_meaning(v),
@@ -131,7 +131,7 @@ static int check_kptr(const struct sonde_doctor_config *cfg, struct sonde_doctor
 		return doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_KALLSYMS=y",
 				  "%s/kallsyms: %s: kernel samples can't be symbolized",
-				  cfg->procfs, strerror(-vis));
+				  cfg->procfs, sonde_strerror(vis));
 	if (vis)
 		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 				  "kernel.kptr_restrict = %ld; /proc/kallsyms shows addresses", v);

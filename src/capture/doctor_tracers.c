@@ -19,6 +19,7 @@
  * needs no libpthread on the older C libraries the agent links with.
  */
 #include <sonde/doctor.h>
+#include <sonde/error.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -108,7 +109,7 @@ static bool top_idle(const struct sonde_doctor_config *cfg, char *why, size_t le
 	int r = sonde_tracefs_instance_read(cfg->tracefs, NULL, "current_tracer", cur, sizeof(cur));
 
 	if (r < 0) {
-		snprintf(why, len, "top-level current_tracer unreadable (%s)", strerror(-r));
+		snprintf(why, len, "top-level current_tracer unreadable (%s)", sonde_strerror(r));
 		return false;
 	}
 	if (strcmp(cur, "nop")) {
@@ -258,7 +259,7 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 	if (r < 0)
 		return doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_FTRACE=y", "available_tracers: %s",
-				  strerror(-r));
+				  sonde_strerror(r));
 	sonde_strlist_init(&top);
 	sonde_strlist_init(&inst_list);
 	if (sonde_tracefs_split_words(text, &top) < 0 ||

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <sonde/fileio.h>
+#include <sonde/ftrace_leftover.h>
 #include <sonde/strlist.h>
 #include <sonde/tracefs.h>
 
@@ -166,7 +167,7 @@ static int ft_write(struct sonde_ftrace *ft, const char *file, const char *text,
 	if (r == 0)
 		r = write_flags(path, text, flags);
 	if (r < 0 && err)
-		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, strerror(-r));
+		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, sonde_strerror(r));
 	return r;
 }
 
@@ -180,7 +181,7 @@ static int abs_write(struct sonde_ftrace *ft, const char *path, const char *text
 	if (r == 0)
 		r = write_flags(path, text, O_TRUNC);
 	if (r < 0)
-		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, strerror(-r));
+		sonde_errmsg_set(err, r, "writing '%s' to %s: %s", text, path, sonde_strerror(r));
 	return r;
 }
 
@@ -225,27 +226,14 @@ int sonde_ftrace_match_events(const char *tracefs, const char *glob, struct sond
 
 int sonde_ftrace_remove_stale(const char *tracefs)
 {
-	struct sonde_strlist inst;
+	struct sonde_strlist dead;
 	int gone = 0;
 
-	sonde_strlist_init(&inst);
-	if (sonde_tracefs_instances(tracefs, &inst) == 0) {
-		for (size_t i = 0; i < inst.n; i++) {
-			char *end;
-			long pid;
-
-			if (strncmp(inst.v[i], "sonde-", 6) ||
-			    !isdigit((unsigned char)inst.v[i][6]))
-				continue;
-			pid = strtol(inst.v[i] + 6, &end, 10);
-			if (*end || pid <= 0 || pid == getpid())
-				continue;
-			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
-			    sonde_tracefs_instance_destroy(tracefs, inst.v[i]) == 0)
-				gone++;
-		}
-	}
-	sonde_strlist_fini(&inst);
+	sonde_strlist_init(&dead);
+	if (sonde_trace_dead_instances(tracefs, &dead) == 0)
+		for (size_t i = 0; i < dead.n; i++)
+			gone += sonde_tracefs_instance_destroy(tracefs, dead.v[i]) == 0;
+	sonde_strlist_fini(&dead);
 	return gone;
 }
 
@@ -281,7 +269,7 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	int r = sonde_tracefs_instance_read(tracefs, NULL, "current_tracer", cur, sizeof(cur));
 
 	if (r < 0)
-		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs, strerror(-r));
+		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs, sonde_strerror(r));
 	if (strcmp(cur, "nop"))
 		return sonde_errmsg_set(
 		    err, -EBUSY,
@@ -292,7 +280,7 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	if (r == 0)
 		r = sonde_read_all(path, &events, NULL);
 	if (r < 0)
-		return sonde_errmsg_set(err, r, "%s/set_event: %s", tracefs, strerror(-r));
+		return sonde_errmsg_set(err, r, "%s/set_event: %s", tracefs, sonde_strerror(r));
 	busy = strspn(events, " \n") != strlen(events);
 	free(events);
 	if (busy)
@@ -319,7 +307,7 @@ static void filter_error(struct sonde_ftrace *ft, const char *ev, const char *ex
 	for (char *c = text; *c; c++)
 		if (*c == '\n')
 			*c = ' ';
-	sonde_errmsg_set(err, r, "filter '%s' refused for %s (%s)%s%s", expr, ev, strerror(-r),
+	sonde_errmsg_set(err, r, "filter '%s' refused for %s (%s)%s%s", expr, ev, sonde_strerror(r),
 			 text[0] ? ": " : "", text);
 }
 
@@ -334,7 +322,7 @@ static int set_events(struct sonde_ftrace *ft, const struct sonde_ftrace_config 
 		sonde_strlist_init(&names);
 		r = sonde_ftrace_match_events(cfg->tracefs, cfg->events[i].glob, &names);
 		if (r < 0)
-			sonde_errmsg_set(err, r, "listing events: %s", strerror(-r));
+			sonde_errmsg_set(err, r, "listing events: %s", sonde_strerror(r));
 		else if (names.n == 0)
 			r = sonde_errmsg_set(err, SONDE_E_UNKNOWN_EVENT,
 					     "no trace event matches '%s' (see sonde trace -l)",
@@ -382,7 +370,7 @@ static int set_functions(struct sonde_ftrace *ft, const char *file, const char *
 					 file, globs[i]);
 		else if (r < 0)
 			sonde_errmsg_set(err, r, "writing '%s' to %s: %s", globs[i], file,
-					 strerror(-r));
+					 sonde_strerror(r));
 	}
 	return r;
 }
@@ -426,7 +414,7 @@ static int set_tracer(struct sonde_ftrace *ft, const struct sonde_ftrace_config 
 	if (r < 0)
 		return sonde_errmsg_set(err, r, "the kernel refused the %s tracer (%s%s)",
 					cfg->tracer, ft->name[0] ? "in an instance: " : "",
-					strerror(-r));
+					sonde_strerror(r));
 	for (size_t i = 0; r == 0 && i < cfg->ndevices; i++) {
 		char path[PATH_MAX];
 
@@ -455,6 +443,8 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 	if (!ft)
 		return -ENOMEM;
 	snprintf(ft->tracefs, sizeof(ft->tracefs), "%s", cfg->tracefs);
+	/* Instances of SIGKILLed sondes trace on for nobody: they go first. */
+	sonde_ftrace_remove_stale(cfg->tracefs);
 	if (cfg->top_level) {
 		r = top_idle(cfg->tracefs, err);
 		if (r < 0) {
@@ -462,7 +452,6 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 			return r;
 		}
 	} else {
-		sonde_ftrace_remove_stale(cfg->tracefs);
 		snprintf(ft->name, sizeof(ft->name), "sonde-%ld", (long)getpid());
 		r = sonde_tracefs_instance_create(cfg->tracefs, ft->name);
 		if (r == -EEXIST) {
@@ -472,7 +461,7 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 		}
 		if (r < 0) {
 			sonde_errmsg_set(err, r, "creating tracefs instance %s/instances/%s: %s",
-					 cfg->tracefs, ft->name, strerror(-r));
+					 cfg->tracefs, ft->name, sonde_strerror(r));
 			free(ft);
 			return r;
 		}
@@ -530,7 +519,7 @@ int sonde_ftrace_destroy(struct sonde_ftrace *ft, struct sonde_errmsg *err)
 			first = r;
 			if (err)
 				sonde_errmsg_set(err, r, "restoring %s: %s", ft->undo[i].path,
-						 strerror(-r));
+						 sonde_strerror(r));
 		}
 		free(ft->undo[i].path);
 		free(ft->undo[i].saved);
@@ -548,7 +537,7 @@ int sonde_ftrace_destroy(struct sonde_ftrace *ft, struct sonde_errmsg *err)
 			first = r;
 			if (err)
 				sonde_errmsg_set(err, r, "removing instances/%s: %s", ft->name,
-						 strerror(-r));
+						 sonde_strerror(r));
 		}
 	}
 	free(ft);

@@ -192,7 +192,7 @@ int sonde_ftrace_recorder_start(const struct sonde_ftrace *ft, const int *cpus,
 		r = -pthread_create(&rec->r[i].thread, NULL, reader_main, &rec->r[i]);
 		if (r < 0)
 			sonde_errmsg_set(err, r, "starting the reader of CPU %d: %s", cpus[i],
-					 strerror(-r));
+					 sonde_strerror(r));
 		else
 			rec->r[i].running = true;
 	}
@@ -230,7 +230,7 @@ int sonde_ftrace_recorder_stop(struct sonde_ftrace_recorder *rec, uint64_t *byte
 			first = r->err;
 			if (err)
 				sonde_errmsg_set(err, r->err, "CPU %d: %s: %s", r->cpu, r->what,
-						 strerror(-r->err));
+						 sonde_strerror(r->err));
 		}
 	}
 	free(rec);

@@ -250,7 +250,7 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 					r->failed_err = fd;
 					ret = sonde_errmsg_set(&r->err, fd,
 							       "can't open event '%s' on CPU %d: %s",
-							       ev->name, cpu, strerror(-fd));
+							       ev->name, cpu, sonde_strerror(fd));
 					goto out;
 				}
 				r->fds[i * r->nslots + slot] = fd;
@@ -273,7 +273,7 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 					if (ret < 0) {
 						sonde_errmsg_set(&r->err, ret,
 								 "can't map a %u-page ring on CPU %d: %s (try a smaller -m, or raise kernel.perf_event_mlock_kb)",
-								 o->pages, cpu, strerror(-ret));
+								 o->pages, cpu, sonde_strerror(ret));
 						goto out;
 					}
 					r->stats[k].cpu = cpu;

@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sonde/buildid.h>
 #include <sonde/perf_data.h>
 #include <sonde/u32map.h>
+#include <sonde/vdso.h>
 
 #define NO_MAP UINT32_MAX
 #define KERNEL_PID UINT32_MAX /* pid -1: the kernel and modules */
@@ -213,6 +215,10 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_b
 			if (!m->bid_len &&
 			    (r = src->lookup(src->ctx, SONDE_BID_MODULE, mod, 0, m->bid)) > 0)
 				m->bid_len = (uint8_t)r;
+		} else if (!m->bid_len && !strcmp(m->filename, "[vdso]")) {
+			/* Every process's vDSO is the recorder's own (one kernel). */
+			if ((r = src->lookup(src->ctx, SONDE_BID_VDSO, NULL, 0, m->bid)) > 0)
+				m->bid_len = (uint8_t)r;
 		} else if (!m->bid_len && m->filename[0] == '/') {
 			r = src->lookup(src->ctx, SONDE_BID_FILE, m->filename, m->pid, m->bid);
 			if (r > 0)
@@ -243,6 +249,16 @@ static int local_lookup(void *ctx, enum sonde_bid_kind kind, const char *name, u
 		return sonde_build_id_of_kernel(sysfs, id);
 	case SONDE_BID_MODULE:
 		return sonde_build_id_of_module(sysfs, name, id);
+	case SONDE_BID_VDSO: {
+		int fd = sonde_vdso_open();
+
+		if (fd < 0)
+			return fd;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		r = sonde_build_id_of_file(path, id);
+		close(fd);
+		return r;
+	}
 	case SONDE_BID_FILE:
 		r = -ENOENT;
 		if (pid && snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name) <

@@ -3,8 +3,9 @@
  * The header features of a capture, gathered on the machine that records
  * (the target, for a remote capture): facts about the host, the tracing
  * data that lets tracepoint fields be decoded offline, and what sonde
- * keeps for offline kernel symbolization in its own feature bits, which
- * perf skips.
+ * keeps for offline kernel symbolization in its own sections, which perf
+ * never sees (a trailer, src/format/pd_trailer.c), and the machine's shape
+ * perf's readers use (host_topology.c).
  */
 #include <sonde/record.h>
 
@@ -23,6 +24,8 @@ int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char
 
 	if (r == 0)
 		r = sonde_pd_writer_set_host(w, &h);
+	if (r == 0)
+		r = sonde_record_topology_features(w, "/sys", h.nr_cpus_avail);
 	if (r == 0)
 		r = sonde_pd_writer_set_cmdline(w, argc, argv);
 	return r;

@@ -16,6 +16,7 @@
 #include <sonde/evprobe.h>
 #include <sonde/fileio.h>
 #include <sonde/pmu.h>
+#include <sonde/strlist.h>
 #include <sonde/tracepoint.h>
 
 #include "cli.h"
@@ -107,18 +108,22 @@ static void list_pmus(struct lister *ls, const char *sysfs)
 	sonde_strlist_fini(&pmus);
 }
 
-static void list_tracepoints(struct lister *ls, const char *tracefs)
+/*
+ * A probe is an event in tracefs too: listed under probes, it is left out
+ * of the tracepoints (@skip, the probe names) so it is listed once.
+ */
+static void list_tracepoints(struct lister *ls, const char *tracefs,
+			     const struct sonde_strlist *skip)
 {
 	struct sonde_strlist systems, events;
 	char name[300];
-
 	int r;
 
 	sonde_strlist_init(&systems);
 	r = sonde_tracepoint_systems(tracefs, &systems);
 	/* tracefs is root's alone by default (mode 0700): say so, never list nothing. */
 	if (r < 0)
-		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, strerror(-r),
+		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, sonde_strerror(r),
 			 r == -EACCES || r == -EPERM ? " (tracefs is readable by root only: run "
 						       "as root, or chmod the tracefs mount)"
 						     : "");
@@ -129,7 +134,7 @@ static void list_tracepoints(struct lister *ls, const char *tracefs)
 			char id[PATH_MAX];
 
 			snprintf(name, sizeof(name), "%s:%s", systems.v[i], events.v[j]);
-			if (!matches(ls, name))
+			if (!matches(ls, name) || sonde_strlist_contains(skip, name))
 				continue;
 			/* ftrace's internal formats (ftrace:bprint) have no id and can't be
 			 * opened; perf list leaves them out too. */
@@ -144,50 +149,69 @@ static void list_tracepoints(struct lister *ls, const char *tracefs)
 	sonde_strlist_fini(&systems);
 }
 
+/*
+ * The probes of one kind defined now ("SYS:EVENT", from @kind_events).
+ * Return: 0, or -errno when the kernel has no such probes.
+ */
+static int probe_names(const struct sonde_roots *roots, const char *kind,
+		       struct sonde_strlist *out)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len;
+	int r;
+
+	if (!roots->tracefs)
+		return -ENOENT;
+	r = sonde_path(path, sizeof(path), "%s/%s_events", roots->tracefs, kind);
+	if (r == 0)
+		r = sonde_read_all(path, &text, &len);
+	if (r < 0)
+		return r;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && r == 0;
+	     l = strtok_r(NULL, "\n", &save)) {
+		/* "p:uprobes/name /bin/x:0x1234": the event is the word after ':'. */
+		char *colon = strchr(l, ':'), *sp = colon ? strchr(colon, ' ') : NULL;
+
+		if (!colon || !sp)
+			continue;
+		*sp = '\0';
+		for (char *c = colon + 1; *c; c++)
+			if (*c == '/')
+				*c = ':';
+		r = sonde_strlist_add(out, colon + 1);
+	}
+	free(text);
+	return r;
+}
+
 /* Dynamic probes defined now (uprobe_events, kprobe_events), and whether
  * the kernel can make more. */
 static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 {
 	static const char *const kinds[] = {"uprobe", "kprobe"};
-	char path[PATH_MAX], *text = NULL;
 
 	for (size_t k = 0; k < 2; k++) {
-		bool any = false;
-		size_t len;
+		struct sonde_strlist names;
 
-		int r = -ENOENT;
+		int r;
 
-		if (!roots->tracefs ||
-		    sonde_path(path, sizeof(path), "%s/%s_events", roots->tracefs, kinds[k]) < 0 ||
-		    (r = sonde_read_all(path, &text, &len)) < 0) {
+		sonde_strlist_init(&names);
+		r = probe_names(roots, kinds[k], &names);
+		if (r < 0) {
 			if (!ls->glob)
 				printf("  %-50s [%s]\n", kinds[k],
 				       r == -EACCES || r == -EPERM
 					   ? "can't tell: tracefs is readable by root only"
 					   : "not available here: the kernel has no such probes");
-			continue;
-		}
-		for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
-		     l = strtok_r(NULL, "\n", &save)) {
-			/* "p:uprobes/name /bin/x:0x1234": the event is the word after ':'. */
-			char *colon = strchr(l, ':'), *sp = colon ? strchr(colon, ' ') : NULL;
-
-			if (!colon || !sp)
-				continue;
-			*sp = '\0';
-			for (char *s = colon + 1; *s; s++)
-				if (*s == '/')
-					*s = ':';
-			any = true;
-			if (matches(ls, colon + 1))
-				line(ls, colon + 1, k ? "Kernel dynamic probe" : "User dynamic probe");
-		}
-		if (!any && !ls->glob)
+		} else if (!names.n && !ls->glob) {
 			printf("  %-50s [%s]\n", kinds[k],
 			       k ? "Kernel dynamic probe: none defined now"
 				 : "User dynamic probe: none defined now");
-		free(text);
-		text = NULL;
+		}
+		for (size_t i = 0; i < names.n; i++)
+			if (matches(ls, names.v[i]))
+				line(ls, names.v[i], k ? "Kernel dynamic probe" : "User dynamic probe");
+		sonde_strlist_fini(&names);
 	}
 }
 
@@ -240,7 +264,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			printf("  Note: this machine has no usable hardware PMU (perf_event_open: %s);\n"
 			       "  hardware, cache and raw events can't be counted here.  cpu-clock and\n"
 			       "  task-clock sample by timer instead.\n\n",
-			       strerror(-hw));
+			       sonde_strerror(hw));
 	}
 	if (want_class(&ls, "hw"))
 		list_named(&ls, PERF_TYPE_HARDWARE, hw_what);
@@ -260,12 +284,20 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 			line(&ls, "mem:<addr>[/len][:access]", "Hardware breakpoint");
 	}
 	if (want_class(&ls, "tracepoint")) {
+		struct sonde_strlist probes;
+
+		sonde_strlist_init(&probes);
+		if (want_class(&ls, "probe")) {
+			probe_names(roots, "uprobe", &probes);
+			probe_names(roots, "kprobe", &probes);
+		}
 		if (roots->tracefs)
-			list_tracepoints(&ls, roots->tracefs);
+			list_tracepoints(&ls, roots->tracefs, &probes);
 		else
 			snprintf(ls.tp_why, sizeof(ls.tp_why),
 				 "tracefs is not mounted and could not be mounted; run as root or "
 				 "mount -t tracefs nodev /sys/kernel/tracing");
+		sonde_strlist_fini(&probes);
 		/* Asked for tracepoints and got none: an error, not an empty list. */
 		if (ls.tp_why[0] && ls.klass) {
 			cli_error("can't list tracepoints: %s", ls.tp_why);

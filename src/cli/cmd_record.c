@@ -408,7 +408,29 @@ static void warn_kernel_map_hidden(void)
 
 #define MIB (1024.0 * 1024.0)
 
-static void print_summary(struct capture *c)
+/* What the summary line reports: the output as it ended up. */
+struct summary {
+	uint64_t file_bytes; /* the file's size (a stream: the record bytes sent) */
+	uint64_t raw, packed; /* record bytes before and after -z */
+	int64_t samples;      /* samples in the file, -1: all that were captured */
+};
+
+/* Samples in the file at @path (after a write error cut it).  Return: count or -1. */
+static int64_t samples_in(const char *path)
+{
+	struct sonde_pd_reader *r;
+	struct sonde_pd_record rec;
+	int64_t n = 0;
+
+	if (sonde_pd_reader_open(&r, path, NULL) < 0)
+		return -1;
+	while (sonde_pd_reader_next(r, &rec) == 1)
+		n += rec.type == PERF_RECORD_SAMPLE;
+	sonde_pd_reader_close(r);
+	return n;
+}
+
+static void print_summary(struct capture *c, const struct summary *sum)
 {
 	uint64_t samples = 0, lost = 0, throttles = 0;
 	char lost_cpus[256] = "";
@@ -428,17 +450,18 @@ static void print_summary(struct capture *c)
 				used = sizeof(lost_cpus) - 1;
 		}
 	}
-	sonde_pd_writer_sync(c->w);
 	fprintf(stderr, "[ sonde record: captured and wrote %.3f MB %s",
-		(double)sonde_pd_writer_file_data_size(c->w) / MIB, c->o->output);
-	if (c->o->zlevel) {
-		uint64_t raw = sonde_pd_writer_data_size(c->w);
-		uint64_t packed = sonde_pd_writer_file_data_size(c->w);
-
-		fprintf(stderr, ", compressed (original %.3f MB, ratio is %.1f)", (double)raw / MIB,
-			packed ? (double)raw / (double)packed : 0.0);
-	}
-	fprintf(stderr, " (%llu samples", (unsigned long long)samples);
+		(double)sum->file_bytes / MIB,
+		c->of.is_stdout ? "to standard output" : c->o->output);
+	if (c->o->zlevel)
+		fprintf(stderr, ", compressed (original %.3f MB, ratio is %.1f)",
+			(double)sum->raw / MIB,
+			sum->packed ? (double)sum->raw / (double)sum->packed : 0.0);
+	if (sum->samples >= 0 && (uint64_t)sum->samples != samples)
+		fprintf(stderr, " (%llu samples in the file of %llu captured",
+			(unsigned long long)sum->samples, (unsigned long long)samples);
+	else
+		fprintf(stderr, " (%llu samples", (unsigned long long)samples);
 	/* The events' own counts, what perf report says ("Total Lost Samples");
 	 * the rings' LOST records only on kernels without them. */
 	if (c->rec->lost_format && c->rec->lost_samples)
@@ -448,6 +471,57 @@ static void print_summary(struct capture *c)
 	if (throttles)
 		fprintf(stderr, ", throttled %llu times", (unsigned long long)throttles);
 	fprintf(stderr, ") ]\n");
+}
+
+/*
+ * Finishes the file after the capture: end features, build ids, close.
+ * Fills @sum with what the file holds.  Return: EXIT_OK or EXIT_FAIL.
+ */
+static int finish_file(struct capture *c, struct summary *sum)
+{
+	struct record_opts *o = c->o;
+	const char *path = c->of.tmp ? c->of.tmp : o->output;
+	struct sonde_errmsg err = {{0}};
+	struct stat st;
+	int r = 0, ret = EXIT_OK;
+
+	if (c->captured)
+		r = sonde_record_end_features(c->w, c->rec, cli_roots(c->cli)->tracefs,
+					      o->kallsyms < 0 ? o->all_cpus : o->kallsyms);
+	/* The pass re-reads the file: a stream has no build-id table (as perf's). */
+	if (c->captured && !c->write_err && !c->of.stream) {
+		int b = sonde_record_build_ids(c->w, path, "/sys");
+
+		if (b < 0 && !r)
+			r = b;
+	}
+	if (!c->write_err)
+		c->write_err = sonde_pd_writer_error(c->w);
+	if (c->write_err && c->of.stream)
+		cli_error("writing %s failed: %s", c->of.is_stdout ? "standard output" : o->output,
+			  sonde_pd_writer_errmsg(c->w));
+	else if (c->write_err)
+		cli_error("writing %s failed: %s; the file keeps the records written before",
+			  o->output, sonde_pd_writer_errmsg(c->w));
+	else if (r < 0)
+		cli_warn("some header features could not be written: %s", sonde_strerror(r));
+	sonde_pd_writer_sync(c->w);
+	sum->raw = sonde_pd_writer_data_size(c->w);
+	sum->packed = sonde_pd_writer_file_data_size(c->w);
+	if (sonde_pd_writer_close(c->w, &err) < 0) {
+		if (!c->write_err)
+			cli_error("closing %s: %s", o->output, err.text);
+		ret = EXIT_FAIL;
+	} else if (c->write_err) {
+		ret = EXIT_FAIL;
+	}
+	c->w = NULL;
+	/* The real size, header features included (not just the records). */
+	sum->file_bytes = !c->of.stream && fstat(c->of.fd, &st) == 0 ? (uint64_t)st.st_size
+								     : sum->packed;
+	/* After a write error the file holds fewer samples than were captured. */
+	sum->samples = ret != EXIT_OK && !c->of.stream ? samples_in(path) : -1;
+	return ret;
 }
 
 static int workload_exit_code(int status)
@@ -564,7 +638,7 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		warn_kernel_map_hidden();
 	if (r < 0) {
 		cli_error("can't write %s: %s", o->output, sonde_pd_writer_errmsg(c->w)[0]
-				 ? sonde_pd_writer_errmsg(c->w) : strerror(-r));
+				 ? sonde_pd_writer_errmsg(c->w) : sonde_strerror(r));
 		goto out;
 	}
 	r = sonde_capture_run(&c->cap);
@@ -647,6 +721,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		.kallsyms = -1,
 	};
 	struct capture c = {.o = &o, .cli = cli, .status = -1, .of = {.fd = -1}};
+	struct summary sum = {0, 0, 0, -1};
 	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -668,35 +743,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	sigaction(SIGCHLD, &sa, NULL);
 
 	ret = run_capture(&c, argc, argv);
-	if (c.w) {
-		int r = 0;
-
-		if (c.rec && ret == EXIT_OK)
-			r = sonde_record_end_features(c.w, c.rec, cli_roots(cli)->tracefs,
-						      o.kallsyms < 0 ? o.all_cpus : o.kallsyms);
-		/* The pass re-reads the file: a stream has no build-id table (as perf's). */
-		if (c.rec && ret == EXIT_OK && !c.write_err && !c.of.stream) {
-			int b = sonde_record_build_ids(c.w, c.of.tmp ? c.of.tmp : o.output, "/sys");
-
-			if (b < 0 && !r)
-				r = b;
-		}
-		if (c.write_err || sonde_pd_writer_error(c.w))
-			cli_error("writing %s failed: %s; the file keeps the records written before",
-				  o.output, sonde_pd_writer_errmsg(c.w));
-		else if (r < 0)
-			cli_warn("some header features could not be written: %s", strerror(-r));
-		if (c.rec && ret == EXIT_OK)
-			print_summary(&c);
-		if (sonde_pd_writer_close(c.w, &err) < 0) {
-			if (!c.write_err)
-				cli_error("closing %s: %s", o.output, err.text);
-			ret = EXIT_FAIL;
-		} else if (c.write_err) {
-			ret = EXIT_FAIL;
-		}
-		c.w = NULL;
-	}
+	if (c.w && finish_file(&c, &sum) != EXIT_OK)
+		ret = EXIT_FAIL;
 	if (c.captured) {
 		if (sonde_outfile_commit(&c.of, &err) < 0) {
 			cli_error("%s", err.text);
@@ -705,6 +753,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	} else {
 		sonde_outfile_abort(&c.of);
 	}
+	if (c.captured)
+		print_summary(&c, &sum);
 	if (ret == EXIT_OK && o.argv)
 		ret = workload_exit_code(c.status);
 	sonde_capture_close(&c.cap);

@@ -277,7 +277,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	if (o->argv) {
 		r = sonde_workload_prepare(&wl, o->argv);
 		if (r < 0) {
-			cli_error("can't start '%s': %s", o->argv[0], strerror(-r));
+			cli_error("can't start '%s': %s", o->argv[0], sonde_strerror(r));
 			goto out;
 		}
 		t.workload = wl.pid;
@@ -317,7 +317,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		t0 = now_ns();
 		r = sonde_workload_start(&wl);
 		if (r < 0) {
-			cli_error("can't run '%s': %s", o->argv[0], strerror(-r));
+			cli_error("can't run '%s': %s", o->argv[0], sonde_strerror(r));
 			ret = 127;
 			goto close;
 		}

@@ -44,11 +44,13 @@
 
 #include "cli.h"
 #include "trace_dat.h"
+#include "trace_out.h"
 
 static const char trace_usage[] =
     "usage: sonde trace [options] [-- COMMAND [ARGS]]\n"
     "       sonde trace -l [GLOB]\n"
     "       sonde trace report FILE\n"
+    "       sonde trace recover [FILE]\n"
     "\n"
     "Traces with ftrace in a tracefs instance of its own (instances/sonde-PID), printing\n"
     "events as they come, or saving them as a trace.dat that trace-cmd and KernelShark read.\n"
@@ -68,7 +70,9 @@ static const char trace_usage[] =
     "  -h, --help             this help\n"
     "\n"
     "With -- COMMAND, only the command and its children are traced; it starts once\n"
-    "tracing is armed.  Stop with Ctrl-C or SIGTERM otherwise.  See sonde-trace(1).\n";
+    "tracing is armed.  Stop with Ctrl-C or SIGTERM otherwise.  FILE is replaced only\n"
+    "when the recording worked.  When a recording sonde is killed, 'sonde trace recover'\n"
+    "writes its FILE from the pages it had saved.  See sonde-trace(1).\n";
 
 struct trace_opts {
 	const char *tracer;
@@ -261,7 +265,7 @@ static int list_all(struct cli *cli, const char *glob)
 			printf("  %s\n", events.v[i]);
 	sonde_strlist_fini(&events);
 	if (r < 0)
-		cli_warn("listing events: %s", strerror(-r));
+		cli_warn("listing events: %s", sonde_strerror(r));
 
 	printf("functions:\n");
 	if (sonde_path(path, sizeof(path), "%s/available_filter_functions", roots->tracefs) < 0)
@@ -314,12 +318,12 @@ static int report(int argc, char **argv)
 struct run {
 	struct trace_opts *o;
 	struct cli *cli;
-	struct sonde_cpulist cpus; /* recorded: every online CPU */
+	struct sonde_cpulist cpus;   /* recorded: every online CPU */
+	struct sonde_cpulist traced; /* -C: the CPUs traced (n 0: all of cpus) */
 	int max_cpu;		   /* highest online CPU */
 	struct sonde_ftrace *ft;
 	struct sonde_ftrace_recorder *rec;
-	char **cpu_files; /* per CPU 0..max_cpu, owned */
-	uint64_t *bytes;
+	struct trace_out out; /* -o: the trace.dat and the page files */
 	struct sonde_workload wl;
 	int status;  /* the workload's wait status, -1 if none */
 	int pipe_fd; /* live: trace_pipe */
@@ -469,7 +473,7 @@ static void summary(struct run *t, uint64_t events, bool counted,
 	uint64_t overrun = 0, dropped = 0;
 	size_t used = 0;
 
-	sonde_cpulist_format(&t->cpus, cpus, sizeof(cpus));
+	sonde_cpulist_format(t->traced.n ? &t->traced : &t->cpus, cpus, sizeof(cpus));
 	for (int c = 0; c <= t->max_cpu; c++) {
 		uint64_t o, d;
 
@@ -496,44 +500,6 @@ static void summary(struct run *t, uint64_t events, bool counted,
 	fprintf(stderr, "%s%s ]\n", lost, overrun || dropped ? " (a bigger -b keeps them)" : "");
 }
 
-static void remove_cpu_files(struct run *t)
-{
-	for (int c = 0; t->cpu_files && c <= t->max_cpu; c++) {
-		if (t->cpu_files[c]) {
-			unlink(t->cpu_files[c]);
-			free(t->cpu_files[c]);
-		}
-	}
-	free(t->cpu_files);
-	t->cpu_files = NULL;
-}
-
-static int make_cpu_files(struct run *t)
-{
-	t->cpu_files = calloc((size_t)t->max_cpu + 1, sizeof(*t->cpu_files));
-	t->bytes = calloc((size_t)t->max_cpu + 1, sizeof(*t->bytes));
-	if (!t->cpu_files || !t->bytes)
-		return -ENOMEM;
-	for (int c = 0; c <= t->max_cpu; c++) {
-		int fd;
-
-		if (asprintf(&t->cpu_files[c], "%s.sonde-cpu%d", t->o->output, c) < 0) {
-			t->cpu_files[c] = NULL;
-			return -ENOMEM;
-		}
-		/* Offline CPUs get an empty file, so file index = CPU number. */
-		fd = open(t->cpu_files[c], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			int e = errno;
-
-			cli_error("%s: %s", t->cpu_files[c], strerror(e));
-			return -e;
-		}
-		close(fd);
-	}
-	return 0;
-}
-
 static int start_recorder(struct run *t, struct sonde_errmsg *err)
 {
 	const char **paths = calloc(t->cpus.n, sizeof(*paths));
@@ -542,7 +508,7 @@ static int start_recorder(struct run *t, struct sonde_errmsg *err)
 	if (!paths)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->cpus.n; i++)
-		paths[i] = t->cpu_files[t->cpus.cpus[i]];
+		paths[i] = t->out.cpu_files[t->cpus.cpus[i]];
 	r = sonde_ftrace_recorder_start(t->ft, t->cpus.cpus, paths, t->cpus.n, &t->rec, err);
 	free(paths);
 	return r;
@@ -593,10 +559,8 @@ static int write_dat(struct run *t, const char **stats_text)
 	spec.tracefs = t->cli->roots.tracefs;
 	spec.event_globs = globs;
 	spec.nglobs = t->o->nevents;
-	spec.cpu_files = (const char *const *)t->cpu_files;
-	spec.ncpus = t->max_cpu + 1;
 	spec.cpu_stats = stats_text;
-	r = trace_dat_write(t->o->output, &spec, err, sizeof(err));
+	r = trace_out_commit(&t->out, &spec, err, sizeof(err));
 	free(globs);
 	if (r < 0)
 		cli_error("%s", err);
@@ -651,7 +615,8 @@ static int run_trace(struct run *t)
 						       only.cpus[i]);
 			}
 		}
-		sonde_cpulist_fini(&only);
+		/* The summary names these: the other CPUs' files stay empty. */
+		t->traced = only;
 		cfg.cpumask = mask;
 	}
 	if (o->tracer && strcmp(o->tracer, "nop")) {
@@ -682,7 +647,8 @@ static int run_trace(struct run *t)
 		cli_error("%s", e);
 		return EXIT_FAIL;
 	}
-	if (o->output && make_cpu_files(t) < 0)
+	trace_out_check_leftovers();
+	if (o->output && trace_out_open(&t->out, o->output, t->max_cpu + 1, o->events, o->nevents) < 0)
 		goto out;
 
 	sigemptyset(&block);
@@ -699,7 +665,7 @@ static int run_trace(struct run *t)
 	if (o->argv) {
 		r = sonde_workload_prepare(&t->wl, o->argv);
 		if (r < 0) {
-			cli_error("can't start %s: %s", o->argv[0], strerror(-r));
+			cli_error("can't start %s: %s", o->argv[0], sonde_strerror(r));
 			goto unblock;
 		}
 		cfg.pids = &t->wl.pid;
@@ -724,7 +690,7 @@ static int run_trace(struct run *t)
 	if (r == 0)
 		r = sonde_ftrace_start(t->ft);
 	if (r < 0) {
-		cli_error("%s", err.text[0] ? err.text : strerror(-r));
+		cli_error("%s", err.text[0] ? err.text : sonde_strerror(r));
 		if (o->argv)
 			sonde_workload_abort(&t->wl);
 		goto teardown;
@@ -732,7 +698,7 @@ static int run_trace(struct run *t)
 	if (o->argv) {
 		r = sonde_workload_start(&t->wl);
 		if (r < 0) {
-			cli_error("can't run %s: %s", o->argv[0], strerror(-r));
+			cli_error("can't run %s: %s", o->argv[0], sonde_strerror(r));
 			goto teardown;
 		}
 	}
@@ -813,8 +779,7 @@ out:
 	free(stats_text);
 	free(st);
 	free(have);
-	remove_cpu_files(t);
-	free(t->bytes);
+	trace_out_close(&t->out);
 	return ret;
 }
 
@@ -829,6 +794,8 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 
 	if (argc >= 2 && !strcmp(argv[1], "report"))
 		return report(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "recover"))
+		return trace_recover(argc - 1, argv + 1, cli);
 	sonde_strlist_init(&o.functions);
 	sonde_strlist_init(&o.notrace);
 	sonde_strlist_init(&o.devices);
@@ -838,7 +805,7 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 		return EXIT_OK;
 	}
 	if (r < 0) {
-		cli_error("%s", strerror(-r));
+		cli_error("%s", sonde_strerror(r));
 		opts_fini(&o);
 		return EXIT_FAIL;
 	}
@@ -888,6 +855,7 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 	sigaction(SIGPIPE, &sa, NULL);
 	ret = run_trace(&t);
 	sonde_cpulist_fini(&t.cpus);
+	sonde_cpulist_fini(&t.traced);
 	opts_fini(&o);
 	return ret;
 }

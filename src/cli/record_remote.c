@@ -108,7 +108,7 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 		r = sonde_agent_token_read(auth->token_file, tok, len);
 		if (r < 0) {
 			cli_error("token file %s: %s", auth->token_file,
-				  r == -EINVAL ? "empty or longer than 256 bytes" : strerror(-r));
+				  r == -EINVAL ? "empty or longer than 256 bytes" : sonde_strerror(r));
 			return -1;
 		}
 		return 0;
@@ -219,7 +219,11 @@ static int check_against_hello(const struct sonde_agent_client *c,
 static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
 			   uint8_t id[20])
 {
-	int k = kind == SONDE_BID_KERNEL   ? SONDE_AGENT_BID_KERNEL
+	int k;
+
+	if (kind == SONDE_BID_VDSO)
+		return -ENOENT; /* the agent serves files and kernel notes, not its vDSO */
+	k = kind == SONDE_BID_KERNEL	 ? SONDE_AGENT_BID_KERNEL
 		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
 					   : SONDE_AGENT_BID_FILE;
 
@@ -305,7 +309,7 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 			cli_warn("the capture ended early on the target: %s", c.end.message);
 		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
 		if (r < 0)
-			cli_warn("build ids: %s", strerror(-r));
+			cli_warn("build ids: %s", sonde_strerror(r));
 		summary(&c, w, target, output);
 		sonde_agent_client_bye(&c);
 		ret = EXIT_OK;

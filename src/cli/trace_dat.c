@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #ifdef SONDE_HAVE_TRACECMD
 #include "tracecmd_private.h"
@@ -31,7 +32,16 @@ int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *e
 	int ret = -1;
 
 	tracecmd_set_loglevel(TEP_LOG_ERROR);
-	h = tracecmd_output_create(path);
+	if (spec->fd >= 0) {
+		/* libtracecmd closes what it is given; the caller keeps its own. */
+		int fd = dup(spec->fd);
+
+		h = fd >= 0 ? tracecmd_output_create_fd(fd) : NULL;
+		if (!h && fd >= 0)
+			close(fd);
+	} else {
+		h = tracecmd_output_create(path);
+	}
 	if (!h) {
 		snprintf(err, len, "%s: can't create (%s)", path, strerror(errno));
 		return -1;
@@ -90,35 +100,104 @@ out:
 	return ret;
 }
 
+/*
+ * A file may hold the top-level buffer and instance buffers (trace-cmd
+ * record -B, extract -B); each is read through a handle of its own and the
+ * handles are merged in time order, as trace-cmd report does.  Lines of an
+ * instance start with its name, right-aligned to the longest name, and the
+ * top level's with as many blanks (trace-cmd's layout).
+ */
 struct report_ctx {
 	FILE *out;
 	uint64_t count;
 	struct trace_seq seq;
+	struct tracecmd_input **handles; /* [0]: the top level */
+	const char **names;		 /* per handle, NULL for the top level */
+	int nhandles;
+	int name_width; /* 0: no instance buffers, no prefix */
 };
+
+static const char *buffer_name(const struct report_ctx *ctx, struct tracecmd_input *handle)
+{
+	for (int i = 0; i < ctx->nhandles; i++)
+		if (ctx->handles[i] == handle)
+			return ctx->names[i];
+	return NULL;
+}
 
 static int print_one(struct tracecmd_input *handle, struct tep_record *rec, int cpu, void *data)
 {
 	struct report_ctx *ctx = data;
 	struct tep_handle *tep = tracecmd_get_tep(handle);
+	struct tep_event *ev;
 
 	ctx->count++;
 	if (!ctx->out)
 		return 0;
 	trace_seq_reset(&ctx->seq);
-	/* trace-cmd report's default line: comm-pid [cpu] secs.usecs: event: fields */
-	tep_print_event(tep, &ctx->seq, rec, "%16s-%-5d [%03d] %6.1000d: %s: %s\n", TEP_PRINT_COMM,
-			TEP_PRINT_PID, TEP_PRINT_CPU, TEP_PRINT_TIME, TEP_PRINT_NAME,
-			TEP_PRINT_INFO);
+	if (ctx->name_width) {
+		const char *name = buffer_name(ctx, handle);
+
+		trace_seq_printf(&ctx->seq, "%*s%s", ctx->name_width, name ? name : "",
+				 name ? ": " : "  ");
+	}
+	/* trace-cmd report's default line: comm-pid [cpu] secs.usecs: event: fields,
+	 * "event:" padded to 21 columns as trace-cmd pads it. */
+	tep_print_event(tep, &ctx->seq, rec, "%16s-%-5d [%03d] %6.1000d: ", TEP_PRINT_COMM,
+			TEP_PRINT_PID, TEP_PRINT_CPU, TEP_PRINT_TIME);
+	ev = tep_find_event_by_record(tep, rec);
+	if (ev) {
+		int n = (int)strlen(ev->name) + 1;
+
+		trace_seq_printf(&ctx->seq, "%s:%*s", ev->name, n < 21 ? 21 - n + 1 : 1, "");
+		tep_print_event(tep, &ctx->seq, rec, "%s\n", TEP_PRINT_INFO);
+	} else {
+		tep_print_event(tep, &ctx->seq, rec, "%s: %s\n", TEP_PRINT_NAME, TEP_PRINT_INFO);
+	}
 	trace_seq_terminate(&ctx->seq);
 	fwrite(ctx->seq.buffer, 1, ctx->seq.len, ctx->out);
 	return ferror(ctx->out) ? -1 : 0;
+}
+
+/* Opens every instance buffer of @h into @ctx.  Return: 0, or -1 with @err set. */
+static int open_buffers(const char *path, struct tracecmd_input *h, struct report_ctx *ctx,
+			char *err, size_t len)
+{
+	int n = tracecmd_buffer_instances(h);
+
+	if (n < 0)
+		n = 0;
+	ctx->handles = calloc((size_t)n + 1, sizeof(*ctx->handles));
+	ctx->names = calloc((size_t)n + 1, sizeof(*ctx->names));
+	if (!ctx->handles || !ctx->names) {
+		snprintf(err, len, "out of memory");
+		return -1;
+	}
+	ctx->handles[0] = h;
+	ctx->nhandles = 1;
+	for (int i = 0; i < n; i++) {
+		const char *name = tracecmd_buffer_instance_name(h, i);
+		struct tracecmd_input *b = tracecmd_buffer_instance_handle(h, i);
+
+		/* Never a report that quietly leaves a buffer out. */
+		if (!b) {
+			snprintf(err, len, "%s: instance buffer %d (%s) can't be read", path, i,
+				 name ? name : "unnamed");
+			return -1;
+		}
+		ctx->handles[ctx->nhandles] = b;
+		ctx->names[ctx->nhandles++] = name ? name : "";
+		if (name && (int)strlen(name) > ctx->name_width)
+			ctx->name_width = (int)strlen(name);
+	}
+	return 0;
 }
 
 static int iterate(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
 {
 	struct report_ctx ctx = {.out = out};
 	struct tracecmd_input *h;
-	int r;
+	int r = -1;
 
 	tracecmd_set_loglevel(TEP_LOG_ERROR);
 	h = tracecmd_open(path, 0);
@@ -127,17 +206,25 @@ static int iterate(const char *path, FILE *out, uint64_t *count, char *err, size
 		return -1;
 	}
 	trace_seq_init(&ctx.seq);
-	if (out)
-		fprintf(out, "cpus=%d\n", tracecmd_cpus(h));
-	r = tracecmd_iterate_events(h, NULL, 0, print_one, &ctx);
-	trace_seq_destroy(&ctx.seq);
-	tracecmd_close(h);
-	*count = ctx.count;
-	if (r < 0 && out && ferror(out)) {
-		snprintf(err, len, "writing the report: %s", strerror(errno));
-		return -1;
+	if (open_buffers(path, h, &ctx, err, len) == 0) {
+		if (out)
+			fprintf(out, "cpus=%d\n", tracecmd_cpus(h));
+		r = ctx.nhandles > 1
+			? tracecmd_iterate_events_multi(ctx.handles, ctx.nhandles, print_one, &ctx)
+			: tracecmd_iterate_events(h, NULL, 0, print_one, &ctx);
+		if (r < 0 && out && ferror(out))
+			snprintf(err, len, "writing the report: %s", strerror(errno));
+		else
+			r = 0;
 	}
-	return 0;
+	trace_seq_destroy(&ctx.seq);
+	for (int i = ctx.nhandles - 1; i >= 1; i--)
+		tracecmd_close(ctx.handles[i]);
+	tracecmd_close(h);
+	free(ctx.handles);
+	free(ctx.names);
+	*count = ctx.count;
+	return r;
 }
 
 int trace_dat_report(const char *path, FILE *out, uint64_t *count, char *err, size_t len)

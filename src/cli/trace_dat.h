@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 struct trace_dat_spec {
+	int fd;				/* write here (the path names it in messages); -1: create path */
 	const char *tracefs;		/* formats, printk formats, saved_cmdlines from here */
 	const char *const *event_globs; /* "SYS:EVENT" globs whose formats to keep */
 	size_t nglobs;

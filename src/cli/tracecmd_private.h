@@ -32,6 +32,14 @@ int tracecmd_iterate_events(struct tracecmd_input *handle, cpu_set_t *cpus, int 
 					    void *),
 			    void *callback_data);
 int tracecmd_cpus(struct tracecmd_input *handle);
+int tracecmd_iterate_events_multi(struct tracecmd_input **handles, int nr_handles,
+				  int (*callback)(struct tracecmd_input *handle,
+						  struct tep_record *, int, void *),
+				  void *callback_data);
+/* Instance buffers (trace-cmd record -B, extract -B): each one read through a handle of its own. */
+int tracecmd_buffer_instances(struct tracecmd_input *handle);
+const char *tracecmd_buffer_instance_name(struct tracecmd_input *handle, int indx);
+struct tracecmd_input *tracecmd_buffer_instance_handle(struct tracecmd_input *handle, int indx);
 void tracecmd_set_loglevel(enum tep_loglevel level);
 
 /* Writing (trace-cmd-private.h). */
@@ -46,6 +54,7 @@ enum {
 };
 
 struct tracecmd_output *tracecmd_output_create(const char *output_file);
+struct tracecmd_output *tracecmd_output_create_fd(int fd);
 void tracecmd_set_quiet(struct tracecmd_output *handle, bool set_quiet);
 int tracecmd_output_set_trace_dir(struct tracecmd_output *handle, const char *tracing_dir);
 int tracecmd_output_set_kallsyms(struct tracecmd_output *handle, const char *kallsyms);

@@ -100,7 +100,7 @@ static int walk(const char *text, const struct sonde_idkind *k, void *v, size_t 
 
 	for (;;) {
 		const char *tok = p;
-		int64_t lo, hi;
+		int64_t lo = 0, hi;
 		int r = number(&p, k, &lo);
 
 		/* Bad syntax wins over a range error: "0x10" is not a number at all. */

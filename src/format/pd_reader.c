@@ -573,6 +573,7 @@ static int finish_open(struct sonde_pd_reader *r)
 		return pd_pipe_prelude(r);
 	if ((err = read_attrs(r)) || (err = index_ids(r)) || (err = read_features(r)))
 		return err;
+	pd_trailer_read(r);
 	return 0;
 }
 

@@ -78,6 +78,9 @@ const struct sonde_pd_attr *pd_reader_record_attr(const struct sonde_pd_reader *
 /* Ends iteration at a cut record: tail TRUNCATED, message kept.  Return: 0. */
 int pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what);
 
+/* pd_trailer.c: sonde's own sections, from the trailer of a mapped file. */
+void pd_trailer_read(struct sonde_pd_reader *r);
+
 /* pd_pipe.c */
 /* Takes the events, names, features and tracing data of the header
  * records at the start of a pipe-mode capture (mapped, or read ahead

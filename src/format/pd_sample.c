@@ -180,6 +180,9 @@ int sonde_pd_sample_parse(const struct perf_event_attr *attr, const void *rec, s
 	if (size < sizeof(struct perf_event_header))
 		return SONDE_E_TRUNCATED;
 	s->present = t;
+	/* A field sonde doesn't know would shift every one after it. */
+	if (t & ~SONDE_PD_SAMPLE_TYPES)
+		bad(&c, "sample_type (bits unknown to sonde)");
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		s->id = take64(&c, "identifier");
 	if (t & PERF_SAMPLE_IP)

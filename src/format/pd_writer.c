@@ -71,8 +71,8 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off, size_t 
 	return 0;
 }
 
-static int wr(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
-	      const char *what)
+int pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
+		  const char *what)
 {
 	int err = pwrite_all(w->fd, buf, len, off, NULL);
 
@@ -245,7 +245,8 @@ static int write_header(struct sonde_pd_writer *w, bool with_features)
 	pd_put64(h + offsetof(struct sonde_pd_file_header, attrs.size), w->attrs_sec.size);
 	pd_put64(h + offsetof(struct sonde_pd_file_header, data.offset), w->data_offset);
 	pd_put64(h + offsetof(struct sonde_pd_file_header, data.size), w->disk_size);
-	for (unsigned b = 0; with_features && b < SONDE_PD_FEAT_BITS; b++) {
+	/* sonde's own sections have no bit: they go in the trailer (pd_trailer.c). */
+	for (unsigned b = 0; with_features && b < SONDE_PD_FEAT_SONDE_BASE; b++) {
 		if (!w->feat[b].set)
 			continue;
 		uint8_t *word = h + offsetof(struct sonde_pd_file_header, features) + (b / 64) * 8;
@@ -779,22 +780,22 @@ static int write_tail(struct sonde_pd_writer *w)
 
 	if (w->nr_attrs && pd_writer_event_desc(w))
 		return w->err;
-	for (unsigned b = 0; b < SONDE_PD_FEAT_BITS; b++)
+	for (unsigned b = 0; b < SONDE_PD_FEAT_SONDE_BASE; b++)
 		nr += w->feat[b].set;
 	if (!(tab = calloc(nr ? nr : 1, sizeof(struct sonde_pd_section))))
 		return alloc_fail(w);
 	pos = table + (uint64_t)nr * sizeof(struct sonde_pd_section);
-	for (unsigned b = 0, i = 0; b < SONDE_PD_FEAT_BITS && !err; b++) {
+	for (unsigned b = 0, i = 0; b < SONDE_PD_FEAT_SONDE_BASE && !err; b++) {
 		if (!w->feat[b].set)
 			continue;
 		pd_put64(tab + i * 16, pos);
 		pd_put64(tab + i * 16 + 8, w->feat[b].len);
 		i++;
-		err = wr(w, w->feat[b].data, w->feat[b].len, pos, "a header feature");
+		err = pd_writer_put(w, w->feat[b].data, w->feat[b].len, pos, "a header feature");
 		pos += w->feat[b].len;
 	}
 	if (!err)
-		err = wr(w, tab, nr * sizeof(struct sonde_pd_section), table, "the feature table");
+		err = pd_writer_put(w, tab, nr * sizeof(struct sonde_pd_section), table, "the feature table");
 	free(tab);
 	if (!err && w->attrs_dirty) {
 		/* Events added after the data began: a new attrs section at the end. */
@@ -804,9 +805,12 @@ static int write_tail(struct sonde_pd_writer *w)
 		pos = (pos + 7) & ~7ull;
 		if (!(img = attrs_image(w, pos, &len, &w->attrs_sec)))
 			return alloc_fail(w);
-		err = wr(w, img, len, pos, "the attrs");
+		err = pd_writer_put(w, img, len, pos, "the attrs");
 		free(img);
+		pos += len;
 	}
+	if (!err)
+		err = pd_trailer_write(w, pos);
 	if (!err && (err = write_header(w, true)))
 		pd_writer_fail(w, err, "writing the final header: %s", sonde_strerror(err));
 	return err;

@@ -60,6 +60,13 @@ int pd_writer_event_desc(struct sonde_pd_writer *w);
 /* Sets HEADER_COMPRESSED from the compression settings (-z). */
 int pd_writer_compressed_feature(struct sonde_pd_writer *w);
 
+/* Writes @len bytes at file offset @off (sticky error, message naming @what). */
+int pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
+		  const char *what);
+
+/* pd_trailer.c: sonde's own sections after everything else, from @pos. */
+int pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos);
+
 /* pd_writer_pipe.c */
 /* Writes all of @len at the stream's end.  Return: 0 or -errno. */
 int pd_pipe_write(struct sonde_pd_writer *w, const void *buf, size_t len);

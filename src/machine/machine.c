@@ -426,7 +426,14 @@ static int do_fork(struct sonde_machine *m, const struct sonde_pd_fork *f)
 
 		if (!cp)
 			return -ENOMEM;
-		if (pp && pp->n && !cp->n) {
+		/*
+		 * A new process is a copy of its parent.  Maps already under
+		 * this pid belong to a process that had the number before (the
+		 * pid was reused): perf drops that thread on fork, so do we.
+		 */
+		cp->n = 0;
+		cp->last = 0;
+		if (pp && pp->n) {
 			if (maps_reserve(cp, pp->n))
 				return -ENOMEM;
 			memcpy(cp->maps, pp->maps, pp->n * sizeof(*pp->maps));

@@ -25,12 +25,17 @@
  * since the capture) is remembered: when no matching copy turns up, the
  * object keeps no symbols and sonde_dso_warning() says so in one line.
  *
+ * [vdso] has no file: it is looked for in perf's build-id cache (where
+ * `perf record` and `sonde record` keep it), then this process's own vDSO
+ * is used when its build id is the capture's.
+ *
  * Every refusal and miss is appended to the object's search log, which
  * sonde_dso_search_log() shows for objects that stayed unresolved.
  */
 #include "symbols_internal.h"
 
 #include <sonde/fileio.h>
+#include <sonde/vdso.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MAX_DIRS 32
@@ -240,6 +246,36 @@ bool debuginfo_load_user(struct sonde_dso *d)
 			return true;
 	}
 	return false;
+}
+
+bool debuginfo_load_vdso(struct sonde_dso *d)
+{
+	char path[64];
+	struct utsname u;
+	bool ok;
+	int fd;
+
+	log_build_id(d);
+	if (debuginfo_try_buildid_cache(d))
+		return true;
+	/* Without a build id to check, this kernel's vDSO only for its own captures. */
+	if (!d->build_id_len && (!d->st->opts.osrelease || uname(&u) < 0 ||
+				 strcmp(u.release, d->st->opts.osrelease))) {
+		slog_add(&d->log, "this machine's vDSO: the capture is from another kernel; ");
+		return false;
+	}
+	fd = sonde_vdso_open();
+	if (fd < 0) {
+		slog_add(&d->log, "this machine's vDSO: %s; ", strerror(-fd));
+		return false;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ok = try_user_file(d, path);
+	close(fd);
+	d->stale_path = NULL; /* another kernel's vDSO is no stale file of the capture's */
+	if (ok)
+		d->symbol_file = strpool_intern(&d->st->pool, "[vdso] of this kernel");
+	return ok;
 }
 
 int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,

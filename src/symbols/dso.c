@@ -227,7 +227,10 @@ bool dso_load(struct sonde_dso *d)
 		kmodule_load(d);
 		break;
 	case SONDE_DSO_ANON:
-		slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
+		if (!strcmp(d->long_name, "[vdso]"))
+			debuginfo_load_vdso(d);
+		else
+			slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
 		break;
 	}
 	if (!d->nr_syms)
@@ -473,7 +476,7 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 		return off;
 	if (d->kind == SONDE_DSO_KERNEL || d->kind == SONDE_DSO_MODULE)
 		return ip;
-	if (d->kind == SONDE_DSO_USER)
+	if (d->kind == SONDE_DSO_USER || !strcmp(d->long_name, "[vdso]"))
 		dso_load(d);
 	for (i = 0; i < d->nr_segs; i++) {
 		const struct load_seg *s = &d->segs[i];

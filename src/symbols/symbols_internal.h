@@ -244,6 +244,8 @@ size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *bu
 		      size_t max);
 /* Loads @d from perf's build-id cache (opts.buildid_dir). Return: true on success. */
 bool debuginfo_try_buildid_cache(struct sonde_dso *d);
+/* Loads [vdso]: perf's build-id cache, else this machine's vDSO (same build id). */
+bool debuginfo_load_vdso(struct sonde_dso *d);
 /* Opens a user object's file (symfs, the path itself, --image, build-id dirs). */
 bool debuginfo_load_user(struct sonde_dso *d);
 

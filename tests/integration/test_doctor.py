@@ -39,9 +39,23 @@ def doctor_json(*args):
             assert c["fix"] is None, c
         elif c["status"] in ("unavailable", "fail"):
             assert c["fix"], c
+        # Never cut short: a fixed-size field once ended one mid-sentence
+        # ("...the kernel's own policy, a").
+        for field in ("detail", "fix"):
+            text = c[field] or ""
+            assert text.count("(") == text.count(")"), (c["id"], field, text)
     by_id = {c["id"]: c for c in checks}
     assert len(by_id) == len(checks), "duplicate check ids"
     return by_id
+
+
+def test_text_holds_every_whole_message(tracefs):
+    checks = doctor_json()
+    text = sonde("doctor").stdout
+    for c in checks.values():
+        assert c["detail"] in text, c
+        if c["fix"]:
+            assert "fix: " + c["fix"] in text, c
 
 
 def test_facts_of_this_machine(tracefs):

@@ -1,7 +1,9 @@
 """How captures end: signals under a flood of events, a workload that ignores
 them, and a sonde killed with SIGKILL (its workload must not run on, its
 leftovers are reported by the doctor and removed by the next run)."""
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -123,4 +125,106 @@ def test_workload_dies_with_a_killed_sonde(tracefs, tmp_path, cmd):
             os.kill(child, signal.SIGKILL)
         if cmd == "trace":
             # the next run removes the instance the killed one left
+            inst = f"sonde-{p.pid}"
+            assert inst in os.listdir(os.path.join(tracefs, "instances"))
             sonde("trace", "-e", GETPPID, "-o", str(tmp_path / "u.dat"), "--", "true")
+            assert inst not in os.listdir(os.path.join(tracefs, "instances"))
+
+
+def trace_cmd_events(path):
+    """The sys_enter_getppid lines of trace-cmd report, as (pid, event) pairs."""
+    p = subprocess.run(["trace-cmd", "report", str(path)], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*(.+)-(\d+)\s+\[(\d+)\]\s+[\d.]+:\s+(\S+):", line)
+        if m:
+            out.append((int(m.group(2)), m.group(4)))
+    return out
+
+
+def doctor_checks():
+    return {c["id"]: c for c in json.loads(sonde("doctor", "--json").stdout)}
+
+
+@pytest.mark.tracefs_exclusive
+def test_killed_trace_is_reported_and_recovered(tracefs, tmp_path):
+    """SIGKILL during trace -o: the earlier file stays, the doctor names the
+    instance and the unsaved capture, recover writes a trace.dat trace-cmd
+    reads with the workload's events, and nothing is left afterwards."""
+    out = tmp_path / "t.dat"
+    out.write_text("earlier capture\n")
+    p, child = start_with_workload(["trace", "-e", GETPPID, "-o", str(out)])
+    time.sleep(1.5)
+    p.kill()
+    p.wait()
+    inst = f"sonde-{p.pid}"
+    try:
+        assert wait_for(lambda: not alive(child), 5)
+        assert out.read_text() == "earlier capture\n"
+        assert inst in os.listdir(os.path.join(tracefs, "instances"))
+        checks = doctor_checks()
+        assert checks["stale.instances"]["status"] == "warn"
+        assert inst in checks["stale.instances"]["detail"]
+        assert checks["stale.captures"]["status"] == "warn"
+        assert f"{out} (pid {p.pid}," in checks["stale.captures"]["detail"]
+        assert checks["stale.captures"]["fix"] == f"sonde trace recover {out}"
+
+        r = sonde("trace", "recover", str(out))
+        m = re.search(r"recover: (\d+) events of the killed sonde (\d+) written to (\S+) \]",
+                      r.stderr)
+        assert m and int(m.group(2)) == p.pid and m.group(3) == str(out), r.stderr
+        events = trace_cmd_events(out)
+        # 1.5 s of a getppid loop: far more than one buffer page of events
+        assert len(events) > 10000
+        assert len(events) == int(m.group(1))
+        assert set(events) == {(child, "sys_enter_getppid")}
+        assert sorted(os.listdir(tmp_path)) == ["t.dat"]
+        assert inst not in os.listdir(os.path.join(tracefs, "instances"))
+        checks = doctor_checks()
+        assert checks["stale.instances"]["status"] == "ok"
+        assert checks["stale.captures"]["status"] == "ok"
+        assert sonde("trace", "recover", check=False).returncode == 1
+    finally:
+        if alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.tracefs_exclusive
+def test_next_trace_warns_about_a_killed_capture(tracefs, tmp_path):
+    out = tmp_path / "t.dat"
+    p, child = start_with_workload(["trace", "-e", GETPPID, "-o", str(out)])
+    time.sleep(1)
+    p.kill()
+    p.wait()
+    r = sonde("trace", "-e", GETPPID, "-o", str(tmp_path / "u.dat"), "--", "true")
+    assert f"a sonde trace (pid {p.pid}) was killed while recording {out}" in r.stderr
+    assert f"sonde-{p.pid}" not in os.listdir(os.path.join(tracefs, "instances"))
+    sonde("trace", "recover", str(out))
+    assert trace_cmd_events(out)
+
+
+def test_failed_trace_keeps_the_earlier_file(tracefs, tmp_path):
+    """Writing the trace.dat fails (file size limit): the earlier file stays
+    whole and no temporary file is left (before: cut to the limit)."""
+    import resource
+    out = tmp_path / "t.dat"
+    out.write_text("earlier capture\n")
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200 * 1024, 200 * 1024))
+
+    p = subprocess.run([sonde_path(), "trace", "-e", GETPPID, "-o", str(out), "--",
+                        workload("getppid_loop"), "100"], preexec_fn=limit,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert "writing the headers" in p.stderr
+    assert out.read_text() == "earlier capture\n"
+    assert sorted(os.listdir(tmp_path)) == ["t.dat"]
+    for e in ["nosuch:event"]:
+        p = sonde("trace", "-e", e, "-o", str(out), "--", "true", check=False)
+        assert p.returncode == 1
+    assert out.read_text() == "earlier capture\n"
+    assert sorted(os.listdir(tmp_path)) == ["t.dat"]

@@ -142,3 +142,44 @@ def test_listed_names_parse(full, tracefs):
     dump = os.path.join(BUILD, "tests", "unit", "evspec_dump")
     p = run([dump, "--tracefs", tracefs, *specs])
     assert len(p.stdout.splitlines()) == len(specs)
+
+
+def entry_file_offset(path):
+    """File offset of @path's ELF entry point (a valid uprobe offset)."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    entry, phoff = struct.unpack_from("<QQ", data, 24)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
+            "<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1 and p_vaddr <= entry < p_vaddr + p_filesz:
+            return entry - p_vaddr + p_offset
+    raise AssertionError("entry point in no PT_LOAD")
+
+
+@pytest.mark.tracefs_exclusive
+def test_probe_listed_once(tracefs):
+    """A probe is an event in tracefs too; sonde list named it twice."""
+    from conftest import workload
+    target = workload("getppid_loop")
+    events = os.path.join(tracefs, "uprobe_events")
+    def append(line):
+        # open(..., "a") seeks to the end, which tracefs refuses
+        fd = os.open(events, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
+    append(f"p:probe_sondetest/entry {target}:{entry_file_offset(target):#x}\n")
+    try:
+        for args in (["probe_sondetest:*"], []):
+            found = [(n, d) for n, d in listing(*args) if n == "probe_sondetest:entry"]
+            assert found == [("probe_sondetest:entry", "User dynamic probe")], args
+        # asked for tracepoints only, it is one of them
+        found = [n for n, d in listing("tracepoint") if n == "probe_sondetest:entry"]
+        assert found == ["probe_sondetest:entry"]
+    finally:
+        append("-:probe_sondetest/entry\n")

@@ -57,9 +57,10 @@ def system_wide(tmp_path_factory):
 @pytest.mark.parametrize("sort", ["dso", "dso,sym"])
 def test_one_object_one_row_system_wide(system_wide, sort):
     mine, theirs = sonde_rows(system_wide, "--sort", sort), perf_rows(system_wide, "--sort", sort)
-    # The objects both splits map (other programs of the machine may have
-    # different files of the same name: cross compilers' cc1s).
-    keys = [k for k, _ in mine if k[0] in ("split-objects", "libc.so.6", "ld-linux-x86-64.so.2")]
+    # The split copy both processes run (other programs of the machine may
+    # map different files of the same name: cross compilers' cc1s, another
+    # mount namespace's ld.so: different objects).
+    keys = [k for k, _ in mine if k[0] == "split-objects"]
     assert len(keys) == len(set(keys)), [k for k in keys if keys.count(k) > 1]
     assert len([k for k in keys if k[-1] in ("hot_fn", "split-objects")]) == 1, keys
     mine = dict(mine)
@@ -188,8 +189,45 @@ def test_samples_at_exec_time_keep_the_old_image(tmp_path):
     args = ("--children", "--sort", "comm,dso,sym", "-g", "none")
     mine = dict(rows(sonde("report", "-i", str(data), *args).stdout))
     theirs = rows(run(["perf", "report", "-i", str(data), "--stdio", *args]).stdout)
+    # 300 execs: some samples always fall in the new comm's execve (1-20%)
     execve = [(k, p) for k, p in theirs if k[0] == "true" and k[-1] == "__GI___execve"]
-    assert execve and execve[0][1] > 2, theirs[:20]
+    assert execve and execve[0][1] > 0, theirs[:20]
     named = [(k, p) for k, p in theirs if p >= 1.0 and not re.fullmatch(r"(0x)?[0-9a-f]+", k[-1])]
-    for key, pct in named:
+    for key, pct in named + execve:
         assert mine.get(key) == pct, (key, mine.get(key), pct)
+
+
+@pytest.fixture(scope="module")
+def vdso_captures(tmp_path_factory):
+    """vdso_loop (clock_gettime in a loop: nearly all its time in the vDSO)
+    recorded by sonde and by perf; perf keeps the vDSO image in its
+    build-id cache (a private HOME's ~/.debug/[vdso]/<build id>/vdso)."""
+    d = tmp_path_factory.mktemp("vdso")
+    (d / "home").mkdir()
+    env = dict(os.environ, HOME=str(d / "home"))
+    sonde("record", "-o", str(d / "s.data"), "--", workload("vdso_loop"), env=env)
+    run(["perf", "record", "-e", "cpu-clock", "-o", str(d / "p.data"), "--",
+         workload("vdso_loop")], env=env)
+    assert list((d / "home" / ".debug" / "[vdso]").glob("*/vdso"))
+    return d, env
+
+
+@pytest.mark.parametrize("who,home", [("s", "home"), ("s", "empty"), ("p", "home"), ("p", "empty")])
+def test_vdso_is_resolved(vdso_captures, who, home):
+    """[vdso] samples get the vDSO's symbols, as perf names them: from
+    perf's build-id cache, or from this machine's own vDSO when the build
+    ids match (HOME without a cache)."""
+    d, env = vdso_captures
+    env = dict(env, HOME=str(d / home))
+    data = d / f"{who}.data"
+    args = ("--sort", "dso,sym")
+    mine = dict(sonde_rows(data, *args, env=env))
+    theirs = perf_rows(data, *args, env=dict(env, HOME=str(d / "home")))
+    top = max(theirs, key=lambda kp: kp[1])
+    assert top[0] == ("[vdso]", "[.]", "__vdso_clock_gettime") and top[1] > 50, theirs
+    assert mine.get(top[0]) == top[1], (mine, top)
+    a = json.loads(sonde("annotate", "-i", str(data), "--json", "__vdso_clock_gettime",
+                         env=env).stdout)
+    where = a["symbols"][0]["symbol_file"]
+    assert where.endswith("/vdso") if home == "home" else where == "[vdso] of this kernel", where
+    assert a["symbols"][0]["total"][0]["samples"] > 100

@@ -287,10 +287,61 @@ def test_full_disk(tmp_path):
                   check=False)
         assert p.returncode == 1
         assert "No space left on device" in p.stderr
+        assert "Input/output error" not in p.stderr and "Unknown error" not in p.stderr
         perf_report(out, "--sort", "comm")
-        assert sample_counts(out)["cpu-clock"] > 100
+        in_file = sample_counts(out)["cpu-clock"]
+        assert in_file > 100
+        # The summary counts what the file holds, and its real size.
+        m = re.search(r"wrote ([\d.]+) MB .*\((\d+) samples in the file of (\d+) captured",
+                      p.stderr)
+        assert m, p.stderr
+        assert int(m.group(2)) == in_file < int(m.group(3))
+        assert float(m.group(1)) == round(out.stat().st_size / 2**20, 3)
     finally:
         run(["umount", str(mnt)])
+
+
+def test_summary_reports_the_file_size(tmp_path):
+    """Header features (a kallsyms snapshot here) count: the size is the file's."""
+    out = tmp_path / "k.data"
+    p = sonde("record", "--kallsyms", "-o", str(out), "--", "true")
+    m = re.search(r"wrote ([\d.]+) MB", p.stderr)
+    size = out.stat().st_size
+    assert size > 1 << 20  # the snapshot alone is megabytes
+    assert m and float(m.group(1)) == round(size / 2**20, 3), (p.stderr, size)
+
+
+def test_read_only_output(tmp_path):
+    """A read-only file system: the real errno, and the old capture stays."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)])
+    try:
+        out = mnt / "perf.data"
+        out.write_bytes(b"old capture")
+        run(["mount", "-o", "remount,ro", str(mnt)])
+        p = sonde("record", "-o", str(out), "--", "true", check=False)
+        assert p.returncode == 1
+        assert p.stderr.strip() == f"sonde: {out}: Read-only file system"
+        assert out.read_bytes() == b"old capture"
+    finally:
+        run(["umount", str(mnt)])
+
+
+def test_no_strerror_of_sonde_codes():
+    """strerror(-r) on one of sonde's own codes prints 'Unknown error 4091':
+    codes go through sonde_strerror(), which knows both kinds."""
+    top = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    bad = []
+    for d, _, files in os.walk(top):
+        for f in files:
+            path = os.path.join(d, f)
+            if not f.endswith(".c") or path.endswith(os.path.join("core", "error.c")):
+                continue
+            for n, line in enumerate(open(path), 1):
+                if re.search(r"(?<![_a-z])strerror\(-", line):
+                    bad.append(f"{path}:{n}: {line.strip()}")
+    assert bad == []
 
 
 def test_old_file_kept(tmp_path):

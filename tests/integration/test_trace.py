@@ -163,10 +163,14 @@ def test_buffer_and_cpumask_applied(tracefs, unchanged, tmp_path):
 @pytest.mark.skipif(os.cpu_count() < 2, reason="needs two CPUs")
 def test_cpumask_filters_cpus(tracefs, unchanged, tmp_path):
     out = str(tmp_path / "trace.dat")
-    sonde("trace", "-e", GETPPID, "-C", "0", "-o", out, "--",
-          "taskset", "-c", "0", workload("getppid_loop"), "300")
+    p = sonde("trace", "-e", GETPPID, "-C", "0", "-o", out, "--",
+              "taskset", "-c", "0", workload("getppid_loop"), "300")
     ev = [e for e in report_events(out) if e[2] == "sys_enter_getppid"]
     assert len(ev) == 300 and {e[1] for e in ev} == {0}
+    # the summary names the CPUs traced, not every online one
+    assert re.search(r"events on CPUs 0 written to", p.stderr), p.stderr
+    p = sonde("trace", "-e", GETPPID, "-C", "1", "--", workload("getppid_loop"), "3")
+    assert re.search(r"events on CPUs 1 \]", p.stderr), p.stderr
     sonde("trace", "-e", GETPPID, "-C", "0", "-o", out, "--",
           "taskset", "-c", "1", workload("getppid_loop"), "300")
     assert [e for e in report_events(out) if e[2] == "sys_enter_getppid"] == []
