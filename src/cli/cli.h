@@ -19,6 +19,7 @@ struct cli {
 	char tracefs[PATH_MAX]; /* empty until cli_roots() found it */
 	struct sonde_roots roots;
 	bool roots_ready;
+	int debug; /* the library's debug messages on stderr: SONDE_DEBUG, report -v */
 };
 
 /* Fills cli->roots, mounting tracefs if nothing is mounted (we may be root).

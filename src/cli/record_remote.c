@@ -114,7 +114,8 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 		return 0;
 	}
 	if (!loopback_target(target) || !strrchr(target, ':') ||
-	    !sonde_agent_token_default_path(path, sizeof(path)) || stat(path, &st) < 0 ||
+	    !sonde_agent_token_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof(path)) ||
+	    stat(path, &st) < 0 ||
 	    !port_owned_by((unsigned)atoi(strrchr(target, ':') + 1), st.st_uid))
 		return 0;
 	if (sonde_agent_token_read(path, tok, len) < 0)
@@ -125,6 +126,8 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 static int connect_target(struct sonde_agent_client *c, const char *target,
 			  const struct cli_agent_auth *auth)
 {
+	/* the CLI reads the environment, the library takes parameters */
+	struct sonde_agent_client_opts o = {getenv("SONDE_SSH"), getenv("SONDE_AGENT_REMOTE")};
 	char *token = NULL;
 	size_t len = 0;
 	int r;
@@ -134,7 +137,7 @@ static int connect_target(struct sonde_agent_client *c, const char *target,
 	c->conn.rfd = c->conn.wfd = c->ssh_pid = -1;
 	if (find_token(target, auth, &token, &len) < 0)
 		return -1;
-	r = sonde_agent_client_open(c, target, token, len);
+	r = sonde_agent_client_open(c, target, token, len, &o);
 	free(token);
 	if (r < 0) {
 		cli_error("%s: %s", target, sonde_agent_client_strerror(c));

@@ -34,7 +34,9 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/error.h>
 #include <sonde/fileio.h>
+#include <sonde/log.h>
 #include <sonde/vdso.h>
 
 #include <errno.h>
@@ -94,6 +96,7 @@ static int try_id_r(struct sonde_dso *d, const char *path, const uint8_t *want, 
 		sonde_build_id_hex(want, want_len, b);
 		slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
 			 a, b);
+		sonde_debug("%s: build id %s differs from the capture's %s, refused", path, a, b);
 		if (rf) {
 			memcpy(rf->id, id, (size_t)n);
 			rf->len = n;
@@ -266,7 +269,7 @@ bool debuginfo_load_vdso(struct sonde_dso *d)
 	}
 	fd = sonde_vdso_open();
 	if (fd < 0) {
-		slog_add(&d->log, "this machine's vDSO: %s; ", strerror(-fd));
+		slog_add(&d->log, "this machine's vDSO: %s; ", sonde_strerror(fd));
 		return false;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

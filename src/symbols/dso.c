@@ -20,6 +20,8 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/log.h>
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -233,6 +235,14 @@ bool dso_load(struct sonde_dso *d)
 			slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
 		break;
 	}
+	/* SONDE_DEBUG / -v: which file each object's symbols came from */
+	if (d->nr_syms)
+		sonde_debug("%s: %zu symbols from %s", d->long_name, d->nr_syms,
+			    d->symbol_file		? d->symbol_file
+			    : d->st->ksyms_source ? d->st->ksyms_source
+						  : "kallsyms");
+	else
+		sonde_debug("%s: no symbols (%s)", d->long_name, d->log.p ? d->log.p : "");
 	if (!d->nr_syms)
 		return false;
 	/* caches: allocation failure only costs speed */

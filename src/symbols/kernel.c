@@ -21,6 +21,7 @@
 #include "symbols_internal.h"
 
 #include <sonde/fileio.h>
+#include <sonde/log.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -151,17 +152,18 @@ int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
  * compressed name), more than the rest of a small report; its contents
  * change only with a reboot or a module load, so the cache file is named
  * after the boot id and a hash of /proc/modules.  It holds addresses, so
- * it lives in the user's own cache directory, mode 0600.  SONDE_NO_CACHE
- * turns it off.
+ * it lives in the directory the caller names (opts.kallsyms_cache_dir: the
+ * CLI picks the user's own cache directory), mode 0600; without one there
+ * is no cache.
  */
-static int cache_path(char *buf, size_t len)
+static int cache_path(const struct sonde_symtab *st, char *buf, size_t len)
 {
-	const char *dir = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *dir = st->opts.kallsyms_cache_dir;
 	char boot[64] = "", *mods = NULL;
 	size_t mlen = 0;
 	uint64_t h = 1469598103934665603ull;
 
-	if (getenv("SONDE_NO_CACHE") ||
+	if (!dir || !*dir ||
 	    sonde_read_text("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) <= 0)
 		return -ENOENT;
 	boot[strcspn(boot, "\n")] = '\0';
@@ -170,32 +172,31 @@ static int cache_path(char *buf, size_t len)
 			h = (h ^ (uint8_t)mods[i]) * 1099511628211ull;
 		free(mods);
 	}
-	if (dir && *dir)
-		snprintf(buf, len, "%s/sonde/kallsyms-%s-%016" PRIx64, dir, boot, h);
-	else if (home && *home)
-		snprintf(buf, len, "%s/.cache/sonde/kallsyms-%s-%016" PRIx64, home, boot, h);
-	else
-		return -ENOENT;
+	if ((size_t)snprintf(buf, len, "%s/kallsyms-%s-%016" PRIx64, dir, boot, h) >= len)
+		return -ENAMETOOLONG;
 	return 0;
 }
 
-static int cache_read(char **text, size_t *len)
+static int cache_read(const struct sonde_symtab *st, char **text, size_t *len)
 {
 	char path[PATH_MAX];
+	int err;
 
-	if (cache_path(path, sizeof(path)) < 0)
+	if (cache_path(st, path, sizeof(path)) < 0)
 		return -ENOENT;
-	return sonde_read_all(path, text, len);
+	err = sonde_read_all(path, text, len);
+	sonde_debug("kallsyms cache %s: %s", path, err ? "miss" : "hit");
+	return err;
 }
 
-static void cache_write(const char *text, size_t len)
+static void cache_write(const struct sonde_symtab *st, const char *text, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 16];
 	int fd;
 
 	/* Hidden addresses (kptr_restrict) are not worth keeping. */
 	if (len < 17 || !strncmp(text, "0000000000000000", 16) ||
-	    cache_path(path, sizeof(path)) < 0)
+	    cache_path(st, path, sizeof(path)) < 0)
 		return;
 	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
 		*p = '\0';
@@ -207,7 +208,8 @@ static void cache_write(const char *text, size_t len)
 	if (fd < 0)
 		return;
 	if (write(fd, text, len) == (ssize_t)len && close(fd) == 0) {
-		rename(tmp, path);
+		if (rename(tmp, path) == 0)
+			sonde_debug("kallsyms cache %s: written", path);
 		return;
 	}
 	close(fd);
@@ -250,11 +252,11 @@ void kernel_load_ksyms(struct sonde_symtab *st)
 	if (st->opts.no_proc_kallsyms || !st->opts.osrelease || uname(&u) < 0 ||
 	    strcmp(u.release, st->opts.osrelease))
 		return;
-	if (cache_read(&text, &len) < 0) {
+	if (cache_read(st, &text, &len) < 0) {
 		if (sonde_read_all("/proc/kallsyms", &text, &len) < 0)
 			return;
 		len = keep_text_symbols(text, len);
-		cache_write(text, len);
+		cache_write(st, text, len);
 	}
 	st->ksyms_source = "/proc/kallsyms";
 	kernel_parse_kallsyms(st, text, len);
@@ -339,6 +341,29 @@ fail:
 	return false;
 }
 
+/*
+ * The same release is not the same kernel (a rebuilt one keeps its
+ * name): when the capture names the kernel's build id and the running
+ * kernel's differs, this machine's /proc/kallsyms is not the capture's.
+ */
+static void refuse_other_kernel(struct sonde_dso *d)
+{
+	struct sonde_symtab *st = d->st;
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	int n;
+
+	if (st->opts.kallsyms || st->opts.no_proc_kallsyms || st->ksyms_loaded ||
+	    (n = sonde_build_id_of_kernel("/sys", id)) <= 0)
+		return;
+	if ((size_t)n == d->build_id_len && !memcmp(id, d->build_id, (size_t)n))
+		return;
+	st->opts.no_proc_kallsyms = true;
+	d->stale_path = strpool_intern(&st->pool, "/proc/kallsyms");
+	memcpy(d->stale_id, id, (size_t)n);
+	d->stale_id_len = (size_t)n;
+	slog_add(&d->log, "/proc/kallsyms: the running kernel's build id differs, refused; ");
+}
+
 bool kernel_load(struct sonde_dso *d)
 {
 	static const char *const where[] = {
@@ -355,6 +380,7 @@ bool kernel_load(struct sonde_dso *d)
 	if (d->build_id_len) {
 		sonde_build_id_hex(d->build_id, d->build_id_len, hex);
 		slog_add(&d->log, "build id %s: ", hex);
+		refuse_other_kernel(d);
 	}
 	kernel_load_ksyms(st);
 	if (st->opts.vmlinux && try_vmlinux(d, st->opts.vmlinux))

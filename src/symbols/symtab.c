@@ -70,6 +70,7 @@ int sonde_symtab_new(struct sonde_symtab **out, const struct sonde_symtab_opts *
 	st->opts.modules_dir = dup_opt(st, st->opts.modules_dir, &fail);
 	st->opts.osrelease = dup_opt(st, st->opts.osrelease, &fail);
 	st->opts.buildid_dir = dup_opt(st, st->opts.buildid_dir, &fail);
+	st->opts.kallsyms_cache_dir = dup_opt(st, st->opts.kallsyms_cache_dir, &fail);
 	st->opts.debug_dirs = dup_vec(st, st->opts.debug_dirs, st->opts.nr_debug_dirs, &fail);
 	st->opts.images = dup_vec(st, st->opts.images, st->opts.nr_images, &fail);
 	if (!st->opts.debug_dirs)
