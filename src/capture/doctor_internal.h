@@ -20,6 +20,12 @@ int doctor_write(const struct sonde_doctor_config *cfg, const char *path, const 
 
 /* Reads "ROOT/REL" as a signed integer (sysctls can be -1).  Return: 0 or -errno. */
 int doctor_read_int(const char *root, const char *rel, long *val);
+
+/* tracefs is mode 0700 by default: what a user who can't read it should do. */
+#define DOCTOR_FIX_TRACEFS_ROOT                                                                    \
+	"tracefs is readable by root only: run sonde doctor as root (or chmod the tracefs mount)"
+/* Whether @err means "not allowed" rather than "not there". */
+#define DOCTOR_DENIED(err) ((err) == -EACCES || (err) == -EPERM)
 /* Whether "ROOT/REL" exists. */
 bool doctor_exists(const char *root, const char *rel);
 
