@@ -20,6 +20,12 @@ int sonde_doctor_write(const struct sonde_doctor_config *cfg, const char *path, 
 
 /* Reads "ROOT/REL" as a signed integer (sysctls can be -1).  Return: 0 or -errno. */
 int sonde_doctor_read_int(const char *root, const char *rel, long *val);
+
+/* tracefs is mode 0700 by default: what a user who can't read it should do. */
+#define DOCTOR_FIX_TRACEFS_ROOT                                                                    \
+	"tracefs is readable by root only: run sonde doctor as root (or chmod the tracefs mount)"
+/* Whether @err means "not allowed" rather than "not there". */
+#define DOCTOR_DENIED(err) ((err) == -EACCES || (err) == -EPERM)
 /* Whether "ROOT/REL" exists. */
 bool sonde_doctor_exists(const char *root, const char *rel);
 

@@ -92,6 +92,10 @@ static int check_events(const struct sonde_doctor_config *cfg, struct sonde_doct
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 			       "%zu event systems in tracefs; tracepoint PMU %s", subs.n,
 			       pmu ? "present" : "absent");
+	else if (DOCTOR_DENIED(r))
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL, DOCTOR_FIX_TRACEFS_ROOT,
+			       "%s: %s; tracepoint PMU %s", path, strerror(-r),
+			       pmu ? "present" : "absent");
 	else if (pmu)
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
 			       cfg->tracefs ? NULL : "mount -t tracefs nodev /sys/kernel/tracing",

@@ -257,9 +257,11 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 	r = sonde_tracefs_instance_read(cfg->tracefs, NULL, "available_tracers", text,
 					sizeof(text));
 	if (r < 0)
-		return sonde_doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_FTRACE=y", "available_tracers: %s",
-				  sonde_strerror(r));
+		return sonde_doctor_add(rep, "tracers", "ftrace tracers",
+				  DOCTOR_DENIED(r) ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_UNAVAILABLE,
+				  DOCTOR_DENIED(r) ? DOCTOR_FIX_TRACEFS_ROOT
+						   : "build the kernel with CONFIG_FTRACE=y",
+				  "available_tracers: %s", sonde_strerror(r));
 	sonde_strlist_init(&top);
 	sonde_strlist_init(&inst_list);
 	if (sonde_tracefs_split_words(text, &top) < 0 ||
