@@ -44,16 +44,55 @@ static bool loopback_target(const char *target)
 }
 
 /*
+ * Is every listener on TCP port @port of this machine owned by @uid (and
+ * is there one)?  From /proc/net/tcp and tcp6: LISTEN sockets (state 0A),
+ * local port in hex, owner in the uid column.  Any local user can listen
+ * on a free loopback port; this keeps a local agent's token from going to
+ * a process that is not its user's (a fake agent, or a port forward run
+ * by someone else).
+ */
+static bool port_owned_by(unsigned port, uid_t uid)
+{
+	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	char line[512];
+	bool any = false, others = false;
+
+	for (size_t i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "re");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char local[64], remote[64], st[8];
+			unsigned long owner;
+			const char *colon;
+
+			if (sscanf(line, " %*s %63s %63s %7s %*s %*s %*s %lu", local, remote, st,
+				   &owner) != 4 ||
+			    strcmp(st, "0A") || !(colon = strrchr(local, ':')) ||
+			    strtoul(colon + 1, NULL, 16) != port)
+				continue;
+			any = true;
+			others |= owner != (unsigned long)uid;
+		}
+		fclose(f);
+	}
+	return any && !others;
+}
+
+/*
  * The token, from the first of: --token, --token-file, $SONDE_AGENT_TOKEN,
  * and for a loopback target the file a local agent keeps it in (readable by
- * its user only, so only that user or root get this far).  A local token
- * is never sent anywhere else.  Return: 0 (*tok new or NULL), or -1.
+ * its user only, so only that user or root get this far), sent only when
+ * the port's listener belongs to the file's owner.  A local token is never
+ * sent to another user's process.  Return: 0 (*tok new or NULL), or -1.
  */
 static int find_token(const char *target, const struct cli_agent_auth *auth, char **tok,
 		      size_t *len)
 {
 	const char *env = getenv("SONDE_AGENT_TOKEN");
 	char path[4096];
+	struct stat st;
 	int r;
 
 	*tok = NULL;
@@ -74,8 +113,12 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 		}
 		return 0;
 	}
-	if (loopback_target(target) && sonde_agent_token_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof(path)) &&
-	    sonde_agent_token_read(path, tok, len) < 0)
+	if (!loopback_target(target) || !strrchr(target, ':') ||
+	    !sonde_agent_token_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof(path)) ||
+	    stat(path, &st) < 0 ||
+	    !port_owned_by((unsigned)atoi(strrchr(target, ':') + 1), st.st_uid))
+		return 0;
+	if (sonde_agent_token_read(path, tok, len) < 0)
 		*tok = NULL;
 	return 0;
 }
