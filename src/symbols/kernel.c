@@ -102,7 +102,7 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 	k->addr = addr;
 	k->seq = (uint32_t)st->nr_ksyms;
 	k->type = type;
-	k->name = strpool_add(&st->pool, name, namelen);
+	k->name = sonde_strpool_add(&st->pool, name, namelen);
 	k->module = NULL;
 	if (mod) {
 		char buf[256];
@@ -112,7 +112,7 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 			return 0;
 		memcpy(buf, mod, n);
 		buf[n] = '\0';
-		k->module = strpool_intern(&st->pool, buf);
+		k->module = sonde_strpool_intern(&st->pool, buf);
 		if (!k->module)
 			return -ENOMEM;
 	}
@@ -122,7 +122,7 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 	return 1;
 }
 
-int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
+int sonde_kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	size_t cap = st->nr_ksyms;
@@ -235,7 +235,7 @@ static size_t keep_text_symbols(char *text, size_t len)
 	return out;
 }
 
-void kernel_load_ksyms(struct sonde_symtab *st)
+void sonde_kernel_load_ksyms(struct sonde_symtab *st)
 {
 	struct utsname u;
 	char *text;
@@ -246,7 +246,7 @@ void kernel_load_ksyms(struct sonde_symtab *st)
 	st->ksyms_loaded = true;
 	if (st->opts.kallsyms) {
 		st->ksyms_source = "kallsyms saved in the capture";
-		kernel_parse_kallsyms(st, st->opts.kallsyms, st->opts.kallsyms_len);
+		sonde_kernel_parse_kallsyms(st, st->opts.kallsyms, st->opts.kallsyms_len);
 		return;
 	}
 	if (st->opts.no_proc_kallsyms || !st->opts.osrelease || uname(&u) < 0 ||
@@ -259,7 +259,7 @@ void kernel_load_ksyms(struct sonde_symtab *st)
 		cache_write(st, text, len);
 	}
 	st->ksyms_source = "/proc/kallsyms";
-	kernel_parse_kallsyms(st, text, len);
+	sonde_kernel_parse_kallsyms(st, text, len);
 	free(text);
 }
 
@@ -282,7 +282,7 @@ static uint8_t ksym_binding(char type)
 	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
-bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end)
+bool sonde_kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end)
 {
 	struct sonde_symtab *st = d->st;
 	struct rawsyms r = {0};
@@ -294,7 +294,7 @@ bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last
 
 		if (module ? !k->module || strcmp(k->module, module) : k->module != NULL)
 			continue;
-		if (rawsyms_add(&r, k->addr, 0, k->name, ksym_binding(k->type)) < 0) {
+		if (sonde_rawsyms_add(&r, k->addr, 0, k->name, ksym_binding(k->type)) < 0) {
 			free(r.v);
 			return false;
 		}
@@ -304,7 +304,7 @@ bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last
 		return false;
 	if (last_end <= last)
 		last_end = last + LAST_SYMBOL_SIZE;
-	if (symtab_install_symbols(st, d, &r, 0, last_end) < 0)
+	if (sonde_symtab_install_symbols(st, d, &r, 0, last_end) < 0)
 		return false;
 	d->symbol_file = st->ksyms_source;
 	return d->nr_syms > 0;
@@ -316,28 +316,28 @@ static bool try_vmlinux(struct sonde_dso *d, const char *path)
 	uint64_t text = 0, stext = 0, rt;
 	struct rawsyms r = {0};
 	int64_t adjust = 0;
-	int fd = debuginfo_try(d, path);
+	int fd = sonde_debuginfo_try(d, path);
 
-	if (fd < 0 || !dso_report_elf(d, path, fd))
+	if (fd < 0 || !sonde_dso_report_elf(d, path, fd))
 		return false;
-	if (dso_collect_symbols(d, &r, &text, &stext) < 0)
+	if (sonde_dso_collect_symbols(d, &r, &text, &stext) < 0)
 		goto fail;
 	if (text && (rt = ksym_addr(d->st, "_text")) != 0)
 		adjust = (int64_t)(rt - text);
 	else if (stext && (rt = ksym_addr(d->st, "_stext")) != 0)
 		adjust = (int64_t)(rt - stext);
-	if (symtab_install_symbols(d->st, d, &r, adjust, 0) < 0)
+	if (sonde_symtab_install_symbols(d->st, d, &r, adjust, 0) < 0)
 		goto fail;
 	d->adjust = adjust;
 	if (d->nr_syms)
 		return true;
-	slog_add(&d->log, "%s: no function symbols; ", path);
-	dso_unreport(d);
+	sonde_slog_add(&d->log, "%s: no function symbols; ", path);
+	sonde_dso_unreport(d);
 	return false;
 fail:
 	free(r.v);
-	slog_add(&d->log, "%s: out of memory; ", path);
-	dso_unreport(d);
+	sonde_slog_add(&d->log, "%s: out of memory; ", path);
+	sonde_dso_unreport(d);
 	return false;
 }
 
@@ -358,13 +358,13 @@ static void refuse_other_kernel(struct sonde_dso *d)
 	if ((size_t)n == d->build_id_len && !memcmp(id, d->build_id, (size_t)n))
 		return;
 	st->opts.no_proc_kallsyms = true;
-	d->stale_path = strpool_intern(&st->pool, "/proc/kallsyms");
+	d->stale_path = sonde_strpool_intern(&st->pool, "/proc/kallsyms");
 	memcpy(d->stale_id, id, (size_t)n);
 	d->stale_id_len = (size_t)n;
-	slog_add(&d->log, "/proc/kallsyms: the running kernel's build id differs, refused; ");
+	sonde_slog_add(&d->log, "/proc/kallsyms: the running kernel's build id differs, refused; ");
 }
 
-bool kernel_load(struct sonde_dso *d)
+bool sonde_kernel_load(struct sonde_dso *d)
 {
 	static const char *const where[] = {
 	    "%s/usr/lib/debug/boot/vmlinux-%s",
@@ -379,10 +379,10 @@ bool kernel_load(struct sonde_dso *d)
 
 	if (d->build_id_len) {
 		sonde_build_id_hex(d->build_id, d->build_id_len, hex);
-		slog_add(&d->log, "build id %s: ", hex);
+		sonde_slog_add(&d->log, "build id %s: ", hex);
 		refuse_other_kernel(d);
 	}
-	kernel_load_ksyms(st);
+	sonde_kernel_load_ksyms(st);
 	if (st->opts.vmlinux && try_vmlinux(d, st->opts.vmlinux))
 		return true;
 	for (i = 0; st->opts.osrelease && i < sizeof(where) / sizeof(where[0]); i++) {
@@ -394,10 +394,10 @@ bool kernel_load(struct sonde_dso *d)
 			return true;
 	}
 	if (!st->opts.osrelease && !st->opts.vmlinux)
-		slog_add(&d->log, "no vmlinux: no -k and no kernel release in the capture; ");
-	if (kernel_install_ksyms(d, NULL, 0))
+		sonde_slog_add(&d->log, "no vmlinux: no -k and no kernel release in the capture; ");
+	if (sonde_kernel_install_ksyms(d, NULL, 0))
 		return true;
-	slog_add(&d->log, "kallsyms: %s",
+	sonde_slog_add(&d->log, "kallsyms: %s",
 		 st->ksyms_source ? "no kernel text symbols (kptr_restrict?)"
 				  : "none in the capture, /proc/kallsyms not usable for it");
 	return false;
