@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sonde/error.h>
 #include <sonde/fileio.h>
 #include <sonde/strlist.h>
 
@@ -94,7 +95,7 @@ static int check_events(const struct sonde_doctor_config *cfg, struct sonde_doct
 			       pmu ? "present" : "absent");
 	else if (DOCTOR_DENIED(r))
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL, DOCTOR_FIX_TRACEFS_ROOT,
-			       "%s: %s; tracepoint PMU %s", path, strerror(-r),
+			       "%s: %s; tracepoint PMU %s", path, sonde_strerror(r),
 			       pmu ? "present" : "absent");
 	else if (pmu)
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,

@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include <sonde/agent.h>
+#include <sonde/buildid.h>
 #include <sonde/cpulist.h>
 #include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
+#include <sonde/vdso.h>
 
 #include "cli.h"
 
@@ -219,18 +221,44 @@ static int check_against_hello(const struct sonde_agent_client *c,
 	return 0;
 }
 
+/* The build-id pass's source: the agent's answers; the [vdso]'s id is read
+ * from the agent's vDSO image, fetched once and kept for the cache. */
+struct remote_bids {
+	struct sonde_agent_client *c;
+	int vdso_fd; /* memfd of the target's image; -errno until fetched well */
+};
+
+static int remote_vdso_build_id(struct remote_bids *rb, uint8_t id[20])
+{
+	char path[64], *blob = NULL;
+	size_t len = 0;
+	int r;
+
+	if (rb->vdso_fd == -EAGAIN) {
+		r = sonde_agent_client_file(rb->c, SONDE_AGENT_FILE_VDSO, &blob, &len);
+		/* An agent from before the vDSO was served refuses the kind. */
+		rb->vdso_fd = r < 0 ? r : sonde_memfd_of("sonde-target-vdso", blob, len);
+		free(blob);
+	}
+	if (rb->vdso_fd < 0)
+		return rb->vdso_fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rb->vdso_fd);
+	return sonde_build_id_of_file(path, id);
+}
+
 static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
 			   uint8_t id[20])
 {
+	struct remote_bids *rb = ctx;
 	int k;
 
 	if (kind == SONDE_BID_VDSO)
-		return -ENOENT; /* the agent serves files and kernel notes, not its vDSO */
+		return remote_vdso_build_id(rb, id);
 	k = kind == SONDE_BID_KERNEL	 ? SONDE_AGENT_BID_KERNEL
 		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
 					   : SONDE_AGENT_BID_FILE;
 
-	return sonde_agent_client_build_id(ctx, k, name, pid, id);
+	return sonde_agent_client_build_id(rb->c, k, name, pid, id);
 }
 
 static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *w,
@@ -253,7 +281,8 @@ static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *
 }
 
 int record_remote(const char *target, const struct cli_agent_auth *auth,
-		  struct sonde_agent_record_req *req, const char *output, int zlevel)
+		  struct sonde_agent_record_req *req, const char *output, int zlevel,
+		  const char *cache_dir)
 {
 	struct sonde_agent_client c;
 	struct sonde_pd_writer *w = NULL;
@@ -305,14 +334,20 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 			  "keeps every record received",
 			  target, c.err.text, (double)c.received / MIB, output);
 	} else if (r == 0) {
-		struct sonde_buildid_source src = {remote_build_id, &c};
+		struct remote_bids rb = {&c, -EAGAIN};
+		struct sonde_buildid_source src = {remote_build_id, &rb};
+		struct sonde_record_bids found;
 
 		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP ||
 		    c.end.reason == SONDE_AGENT_END_ERROR)
 			cli_warn("the capture ended early on the target: %s", c.end.message);
-		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
+		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src, &found);
 		if (r < 0)
 			cli_warn("build ids: %s", sonde_strerror(r));
+		else
+			cli_cache_vdso(cache_dir, &found, rb.vdso_fd);
+		if (rb.vdso_fd >= 0)
+			close(rb.vdso_fd);
 		summary(&c, w, target, output);
 		sonde_agent_client_bye(&c);
 		ret = EXIT_OK;

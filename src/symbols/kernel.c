@@ -198,11 +198,7 @@ static void cache_write(const struct sonde_symtab *st, const char *text, size_t 
 	if (len < 17 || !strncmp(text, "0000000000000000", 16) ||
 	    cache_path(st, path, sizeof(path)) < 0)
 		return;
-	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		mkdir(path, 0700);
-		*p = '/';
-	}
+	sonde_mkdir_parents(path, 0700);
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
