@@ -51,9 +51,10 @@ int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 /* ---- tokens (token.c, both sides) ---- */
 
 /* The file a local agent keeps its token in when none is given:
- * /run/sonde-agent/token for root, else $XDG_RUNTIME_DIR/sonde-agent/token.
+ * /run/sonde-agent/token for root, else @runtime_dir/sonde-agent/token
+ * (callers pass $XDG_RUNTIME_DIR; NULL or relative: none).
  * Return: @buf, or NULL when there is no such place. */
-const char *sonde_agent_token_default_path(char *buf, size_t len);
+const char *sonde_agent_token_default_path(const char *runtime_dir, char *buf, size_t len);
 
 /* Reads a token file (trailing newlines and spaces dropped).
  * Return: 0 with *tok new (free()), -EINVAL when empty or longer than
@@ -92,13 +93,17 @@ struct sonde_agent_client {
 /**
  * sonde_agent_client_open() - connect to @target and authenticate
  * @target: "HOST:PORT", "[V6ADDR]:PORT" or "ssh://[USER@]HOST[:PORT]" (runs
- *          $SONDE_SSH, default "ssh", with the remote command
- *          $SONDE_AGENT_REMOTE, default "sonde-agent", and "--stdio")
+ *          @o->ssh with the remote command @o->remote and "--stdio")
  * @token: the token (NULL or length 0 for none)
+ * @o: optional; the CLI fills it from $SONDE_SSH and $SONDE_AGENT_REMOTE
  * Return: 0, or a negative code with c->err saying why.
  */
+struct sonde_agent_client_opts {
+	const char *ssh;    /* the ssh program (NULL or "": "ssh") */
+	const char *remote; /* the agent on the far side (NULL or "": "sonde-agent") */
+};
 int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, const void *token,
-			    size_t token_len);
+			    size_t token_len, const struct sonde_agent_client_opts *o);
 void sonde_agent_client_close(struct sonde_agent_client *c);
 /* The last error's text: c->err's, or the agent's ERROR whole when it came
  * from the agent (c->err keeps 512 bytes).  Borrowed from @c. */

@@ -142,6 +142,7 @@ enum sonde_agent_buildid_kind {
 enum sonde_agent_file_kind {
 	SONDE_AGENT_FILE_KALLSYMS, /* the text symbols of /proc/kallsyms */
 	SONDE_AGENT_FILE_MODULES,  /* module load and section addresses */
+	SONDE_AGENT_FILE_VDSO,	   /* the agent's vDSO image: every process's on its kernel */
 };
 
 /* A message being built: a growing buffer with a sticky error. */

@@ -21,6 +21,17 @@ int sonde_build_id_of_file(const char *path, uint8_t id[SONDE_BUILD_ID_MAX]);
 int sonde_build_id_of_kernel(const char *sysfs, uint8_t id[SONDE_BUILD_ID_MAX]);
 /* A loaded module's, from @sysfs/module/NAME/notes/.note.gnu.build-id. */
 int sonde_build_id_of_module(const char *sysfs, const char *name, uint8_t id[SONDE_BUILD_ID_MAX]);
+/**
+ * sonde_buildid_cache_add() - keeps the ELF image in @fd in perf's build-id
+ * cache @dir (perf's layout: DIR/NAME/HEX/vdso, "elf" for a file, and the
+ * link DIR/.build-id/HE/X... -> ../../NAME/HEX), as `perf record` does
+ * @name: the object as the capture names it, "[vdso]" or an absolute path
+ * @id: the capture's build id for it (@len bytes); the image must carry it
+ * Return: 0 (also when the entry was there), -ESTALE when the image's
+ * build id is another, or -errno.
+ */
+int sonde_buildid_cache_add(const char *dir, const char *name, const uint8_t *id, size_t len,
+			    int fd);
 /* Lowercase hex of @id into @buf (2 * len + 1 bytes). */
 void sonde_build_id_hex(const uint8_t *id, size_t len, char *buf);
 

@@ -143,12 +143,22 @@ int sonde_record_tracing_data(struct sonde_pd_writer *w, const struct sonde_reco
 int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_record *r,
 			      const char *tracefs, bool kallsyms);
 
+/* What the build-id pass tells its caller: the [vdso]'s build id when
+ * samples fell in it (0 bytes otherwise), the image to keep in the
+ * build-id cache. */
+struct sonde_record_bids {
+	uint8_t vdso[20];
+	uint8_t vdso_len;
+};
+
 /**
  * sonde_record_build_ids() - HEADER_BUILD_ID entries for every object that
  * got samples in the records written so far to @path (flushed first)
+ * @found: filled in (may be NULL)
  * Return: 0 or a negative code.
  */
-int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs);
+int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs,
+			   struct sonde_record_bids *found);
 
 enum sonde_bid_kind { SONDE_BID_KERNEL, SONDE_BID_MODULE, SONDE_BID_FILE, SONDE_BID_VDSO };
 
@@ -163,6 +173,7 @@ struct sonde_buildid_source {
 
 /* sonde_record_build_ids() with build ids from @src (a remote capture's). */
 int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
-				const struct sonde_buildid_source *src);
+				const struct sonde_buildid_source *src,
+				struct sonde_record_bids *found);
 
 #endif

@@ -41,6 +41,10 @@ struct sonde_symtab_opts {
 	const char *modules;		     /* sonde's module sections feature text, borrowed */
 	size_t modules_len;
 	const char *buildid_dir;	     /* perf's build-id cache (--buildid-dir, ~/.debug) */
+	/* Where this boot's /proc/kallsyms text symbols are cached (created,
+	 * mode 0700; the CLI: $XDG_CACHE_HOME/sonde or ~/.cache/sonde, NULL
+	 * with SONDE_NO_CACHE).  NULL: no cache, nothing written. */
+	const char *kallsyms_cache_dir;
 	bool no_proc_kallsyms;		     /* never read this machine's /proc/kallsyms */
 	bool no_inline;			     /* skip inlined frames (faster) */
 	bool no_demangle;		     /* keep C++/Rust names mangled (--no-demangle) */

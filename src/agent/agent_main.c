@@ -82,7 +82,9 @@ static int parse_u64(const char *s, uint64_t *v)
 static int load_token(const char *token_file, char **tok, size_t *len)
 {
 	char buf[4096];
-	const char *path = token_file ? token_file : sonde_agent_token_default_path(buf, sizeof(buf));
+	const char *path = token_file ? token_file
+				      : sonde_agent_token_default_path(getenv("XDG_RUNTIME_DIR"),
+								       buf, sizeof(buf));
 	struct stat st;
 	int r;
 

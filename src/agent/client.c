@@ -88,10 +88,11 @@ static int unix_connect(struct sonde_agent_client *c, const char *target)
 	return 0;
 }
 
-/* ssh://[user@]host[:port]: $SONDE_SSH [-p PORT] [user@]host $SONDE_AGENT_REMOTE --stdio */
-static int ssh_connect(struct sonde_agent_client *c, const char *target)
+/* ssh://[user@]host[:port]: SSH [-p PORT] [user@]host REMOTE --stdio */
+static int ssh_connect(struct sonde_agent_client *c, const char *target,
+		       const struct sonde_agent_client_opts *o)
 {
-	const char *ssh = getenv("SONDE_SSH"), *remote = getenv("SONDE_AGENT_REMOTE");
+	const char *ssh = o ? o->ssh : NULL, *remote = o ? o->remote : NULL;
 	char dest[256], port[16] = "", cmd[512];
 	const char *rest = target + 6, *colon;
 	int to[2], from[2];
@@ -178,7 +179,7 @@ static int expect(struct sonde_agent_client *c, uint16_t type, struct sonde_wmsg
 }
 
 int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, const void *token,
-			    size_t token_len)
+			    size_t token_len, const struct sonde_agent_client_opts *o)
 {
 	struct sonde_wbuf b = {0};
 	struct sonde_wmsg m;
@@ -187,7 +188,7 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 	memset(c, 0, sizeof(*c));
 	c->ssh_pid = -1;
 	c->conn.rfd = c->conn.wfd = -1;
-	r = !strncmp(target, "ssh://", 6)  ? ssh_connect(c, target)
+	r = !strncmp(target, "ssh://", 6)  ? ssh_connect(c, target, o)
 	    : !strncmp(target, "unix:", 5) ? unix_connect(c, target)
 					   : tcp_connect(c, target);
 	if (r < 0)

@@ -42,6 +42,7 @@
 #include <sonde/synth.h>
 #include <sonde/tracefs.h>
 #include <sonde/tracepoint.h>
+#include <sonde/vdso.h>
 
 #include "objects.h"
 
@@ -515,6 +516,20 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 	return send_out(s);
 }
 
+/* The host keeps it in its build-id cache to name [vdso] samples. */
+static int vdso_copy(char **blob, size_t *len)
+{
+	const void *image;
+	int r = sonde_vdso_image(&image, len);
+
+	if (r < 0)
+		return r;
+	if (!(*blob = malloc(*len)))
+		return -ENOMEM;
+	memcpy(*blob, image, *len);
+	return 0;
+}
+
 static int do_file(struct session *s, struct sonde_wmsg *m)
 {
 	uint32_t kind = sonde_wmsg_u32(m);
@@ -528,6 +543,8 @@ static int do_file(struct session *s, struct sonde_wmsg *m)
 		r = sonde_kallsyms_snapshot("/proc", &blob, &len);
 	else if (kind == SONDE_AGENT_FILE_MODULES)
 		r = sonde_module_sections("/proc", "/sys", &blob, &len);
+	else if (kind == SONDE_AGENT_FILE_VDSO)
+		r = vdso_copy(&blob, &len);
 	else
 		return send_error(s, -EACCES, "refused: file kind %u is not served", kind);
 	if (r < 0)

@@ -28,9 +28,8 @@
 
 #define TOKEN_BYTES 32
 
-const char *sonde_agent_token_default_path(char *buf, size_t len)
+const char *sonde_agent_token_default_path(const char *run, char *buf, size_t len)
 {
-	const char *run = getenv("XDG_RUNTIME_DIR");
 	int n;
 
 	if (geteuid() == 0)

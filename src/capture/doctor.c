@@ -107,7 +107,7 @@ const char *sonde_doctor_status_name(enum sonde_doctor_status s)
 	return "?";
 }
 
-int doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
+int sonde_doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
 	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
 {
 	char *detail;

@@ -17,13 +17,13 @@
 
 #include "doctor_internal.h"
 
-bool doctor_privileged(const struct sonde_doctor_config *cfg)
+bool sonde_doctor_privileged(const struct sonde_doctor_config *cfg)
 {
-	return doctor_has_cap(cfg, DOCTOR_CAP_PERFMON) || doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
+	return sonde_doctor_has_cap(cfg, DOCTOR_CAP_PERFMON) || sonde_doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
 }
 
 /* Appends the CPU PMUs in sysfs (with the CPUs each covers) to @list. */
-void doctor_cpu_pmus(const struct sonde_doctor_config *cfg, struct sonde_strlist *all,
+void sonde_doctor_cpu_pmus(const struct sonde_doctor_config *cfg, struct sonde_strlist *all,
 		     struct sonde_strlist *cpu)
 {
 	sonde_pmu_names(cfg->sysfs, all);
@@ -32,7 +32,7 @@ void doctor_cpu_pmus(const struct sonde_doctor_config *cfg, struct sonde_strlist
 			sonde_strlist_add(cpu, all->v[i]);
 }
 
-bool doctor_no_pmu_errno(int err)
+bool sonde_doctor_no_pmu_errno(int err)
 {
 	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
 }
@@ -50,7 +50,7 @@ static bool wants_cpu_pmu(const struct sonde_doctor_config *cfg, const struct pe
 		return false;
 	sonde_strlist_init(&all);
 	sonde_strlist_init(&cpu);
-	doctor_cpu_pmus(cfg, &all, &cpu);
+	sonde_doctor_cpu_pmus(cfg, &all, &cpu);
 	for (size_t i = 0; !yes && i < cpu.n; i++) {
 		uint32_t type;
 
@@ -69,7 +69,7 @@ static bool has_hw_pmu(const struct sonde_doctor_config *cfg)
 	a.type = PERF_TYPE_HARDWARE;
 	a.config = PERF_COUNT_HW_CPU_CYCLES;
 	a.exclude_kernel = 1;
-	return !doctor_no_pmu_errno(doctor_perf_probe(cfg, &a));
+	return !sonde_doctor_no_pmu_errno(sonde_doctor_perf_probe(cfg, &a));
 }
 
 /* EACCES/EPERM: which rule refused, from the paranoid level and what the event asks. */
@@ -77,9 +77,9 @@ static void explain_access(const struct sonde_doctor_config *cfg,
 			   const struct perf_event_attr *attr, char *buf, size_t len)
 {
 	long v = 2;
-	bool have = doctor_read_int(cfg->procfs, PARANOID, &v) == 0;
+	bool have = sonde_doctor_read_int(cfg->procfs, PARANOID, &v) == 0;
 
-	if (doctor_privileged(cfg)) {
+	if (sonde_doctor_privileged(cfg)) {
 		snprintf(buf, len,
 			 "refused although this process has CAP_PERFMON: a security module "
 			 "(lockdown, SELinux, AppArmor) or a seccomp filter forbids it");
@@ -155,7 +155,7 @@ const char *sonde_doctor_explain_open_error_at(const struct sonde_doctor_config 
 		snprintf(why, sizeof(why),
 			 "this CPU can't give precise samples of this event: drop the :p modifier");
 	} else if (err == -EINVAL && attr->freq &&
-		   doctor_read_int(cfg->procfs, "sys/kernel/perf_event_max_sample_rate", &rate) ==
+		   sonde_doctor_read_int(cfg->procfs, "sys/kernel/perf_event_max_sample_rate", &rate) ==
 		       0 &&
 		   attr->sample_freq > (unsigned long long)rate) {
 		snprintf(

@@ -89,14 +89,14 @@ static void lockdown_state(const struct sonde_doctor_config *cfg, char *buf, siz
 			return;
 		}
 	}
-	if (doctor_load_config(cfg, &config, where, sizeof(where), tried, sizeof(tried)) < 0)
+	if (sonde_doctor_load_config(cfg, &config, where, sizeof(where), tried, sizeof(tried)) < 0)
 		return;
-	if (doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY", val,
+	if (sonde_doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY", val,
 				sizeof(val)) &&
 	    !strcmp(val, "y"))
 		snprintf(buf, len,
 			 "lockdown=confidentiality, forced by the kernel's configuration");
-	else if (doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY", val,
+	else if (sonde_doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY", val,
 				     sizeof(val)) &&
 		 !strcmp(val, "y"))
 		snprintf(buf, len, "lockdown=integrity, forced by the kernel's configuration");
@@ -129,7 +129,7 @@ static char *explain_dynamic(const struct sonde_doctor_config *cfg, const char *
 	return n < 0 ? NULL : why;
 }
 
-int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
+int sonde_doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 				struct sonde_doctor_report *rep)
 {
 	char refused[256], *why;
@@ -139,19 +139,19 @@ int doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 		return 0;
 	r = probe_dynamic(cfg, refused, sizeof(refused), &missing);
 	if (r == 0 && missing == (int)(sizeof(dyn_files) / sizeof(dyn_files[0])))
-		return doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
+		return sonde_doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
 				  SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_DYNAMIC_FTRACE=y",
 				  "no set_ftrace_filter: function filters (-f, --notrace) are "
 				  "not available");
 	if (r == 0)
-		return doctor_add(
+		return sonde_doctor_add(
 		    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_OK,
 		    NULL, "set_ftrace_filter, set_ftrace_pid, available_filter_functions open");
 	why = explain_dynamic(cfg, refused);
 	if (!why)
 		return -ENOMEM;
-	r = doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
+	r = sonde_doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
 		       SONDE_DOCTOR_FAIL,
 		       "function tracing can't work on this kernel: use trace events (sonde "
 		       "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",

@@ -41,7 +41,7 @@ static int check_modules(const struct sonde_doctor_config *cfg, struct sonde_doc
 	if (r == 0)
 		r = sonde_read_all(path, &text, NULL);
 	if (r < 0)
-		return doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_UNAVAILABLE,
+		return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_MODULES=y (everything is in the "
 				  "kernel image, so nothing is lost for symbols)",
 				  "%s/modules: %s: no loadable module support", cfg->procfs,
@@ -49,12 +49,12 @@ static int check_modules(const struct sonde_doctor_config *cfg, struct sonde_doc
 	for (const char *p = text; *p; p++)
 		n += *p == '\n';
 	free(text);
-	doctor_read_int(cfg->procfs, "sys/kernel/modules_disabled", &disabled);
+	sonde_doctor_read_int(cfg->procfs, "sys/kernel/modules_disabled", &disabled);
 	if (disabled)
-		return doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_WARN,
+		return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_WARN,
 				  "kernel.modules_disabled=1 can only be undone by a reboot",
 				  "%zu loaded; loading disabled (kernel.modules_disabled = 1)", n);
-	return doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_OK, NULL, "%zu loaded",
+	return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_OK, NULL, "%zu loaded",
 			  n);
 }
 
@@ -62,20 +62,20 @@ static int check_bpf(const struct sonde_doctor_config *cfg, struct sonde_doctor_
 {
 	char en[32], unpriv[64] = "";
 	long v;
-	int err = doctor_bpf_probe(cfg), r;
-	bool cap = doctor_has_cap(cfg, DOCTOR_CAP_BPF) || doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
+	int err = sonde_doctor_bpf_probe(cfg), r;
+	bool cap = sonde_doctor_has_cap(cfg, DOCTOR_CAP_BPF) || sonde_doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
 
-	if (doctor_read_int(cfg->procfs, "sys/kernel/unprivileged_bpf_disabled", &v) == 0)
+	if (sonde_doctor_read_int(cfg->procfs, "sys/kernel/unprivileged_bpf_disabled", &v) == 0)
 		snprintf(unpriv, sizeof(unpriv), "; kernel.unprivileged_bpf_disabled = %ld", v);
 	if (!err)
-		r = doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_OK, NULL,
+		r = sonde_doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_OK, NULL,
 			       "bpf(BPF_MAP_CREATE, array): ok%s", unpriv);
 	else if (err == -ENOSYS)
-		r = doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_UNAVAILABLE,
+		r = sonde_doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_UNAVAILABLE,
 			       "build the kernel with CONFIG_BPF_SYSCALL=y",
 			       "bpf(BPF_MAP_CREATE, array): ENOSYS");
 	else
-		r = doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_FAIL,
+		r = sonde_doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_FAIL,
 			       cap ? "a security module (lockdown, SELinux) forbids bpf"
 				   : "run as root or grant CAP_BPF (and CAP_PERFMON), or "
 				     "sysctl -w kernel.unprivileged_bpf_disabled=0",
@@ -83,10 +83,10 @@ static int check_bpf(const struct sonde_doctor_config *cfg, struct sonde_doctor_
 			       sonde_doctor_errno_name(err, en, sizeof(en)), unpriv);
 	if (r < 0)
 		return r;
-	if (doctor_exists(cfg->sysfs, "kernel/btf/vmlinux"))
-		return doctor_add(rep, "btf", "kernel BTF", SONDE_DOCTOR_OK, NULL,
+	if (sonde_doctor_exists(cfg->sysfs, "kernel/btf/vmlinux"))
+		return sonde_doctor_add(rep, "btf", "kernel BTF", SONDE_DOCTOR_OK, NULL,
 				  "%s/kernel/btf/vmlinux present", cfg->sysfs);
-	return doctor_add(rep, "btf", "kernel BTF", SONDE_DOCTOR_UNAVAILABLE,
+	return sonde_doctor_add(rep, "btf", "kernel BTF", SONDE_DOCTOR_UNAVAILABLE,
 			  "build the kernel with CONFIG_DEBUG_INFO_BTF=y (CO-RE BPF tools need it)",
 			  "%s/kernel/btf/vmlinux absent", cfg->sysfs);
 }
@@ -137,7 +137,7 @@ static int read_gzip(const char *path, char **out)
 	return 0;
 }
 
-int doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
+int sonde_doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
 		       char *tried, size_t tlen)
 {
 	struct utsname u;
@@ -159,7 +159,7 @@ int doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char 
 	return -ENOENT;
 }
 
-const char *doctor_config_value(const char *text, const char *opt, char *buf, size_t len)
+const char *sonde_doctor_config_value(const char *text, const char *opt, char *buf, size_t len)
 {
 	size_t ol = strlen(opt);
 
@@ -181,28 +181,28 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 {
 	char where[PATH_MAX], tried[2 * PATH_MAX + 8] = "";
 	char *text = NULL;
-	int r = doctor_load_config(cfg, &text, where, sizeof(where), tried, sizeof(tried));
+	int r = sonde_doctor_load_config(cfg, &text, where, sizeof(where), tried, sizeof(tried));
 
 	if (r < 0)
-		return doctor_add(
+		return sonde_doctor_add(
 		    rep, "kernel_config", "kernel config", SONDE_DOCTOR_WARN,
 		    "build with CONFIG_IKCONFIG_PROC=y for /proc/config.gz, or install "
 		    "the kernel's config as /boot/config-$(uname -r)",
 		    "kernel config not found (tried %s)", tried);
-	r = doctor_add(rep, "kernel_config", "kernel config", SONDE_DOCTOR_OK, NULL, "read %s",
+	r = sonde_doctor_add(rep, "kernel_config", "kernel config", SONDE_DOCTOR_OK, NULL, "read %s",
 		       where);
 	for (size_t i = 0; r == 0 && i < sizeof(config_options) / sizeof(config_options[0]); i++) {
 		const char *opt = config_options[i];
 		char id[64], fix[96], val[64];
-		const char *v = doctor_config_value(text, opt, val, sizeof(val));
+		const char *v = sonde_doctor_config_value(text, opt, val, sizeof(val));
 		bool built = v && (!strcmp(v, "y") || !strcmp(v, "m"));
 
 		snprintf(id, sizeof(id), "config.%s", opt);
 		snprintf(fix, sizeof(fix), "build the kernel with %s=y", opt);
 		if (built)
-			r = doctor_add(rep, id, opt, SONDE_DOCTOR_OK, NULL, "%s=%s", opt, v);
+			r = sonde_doctor_add(rep, id, opt, SONDE_DOCTOR_OK, NULL, "%s=%s", opt, v);
 		else
-			r = doctor_add(rep, id, opt, SONDE_DOCTOR_UNAVAILABLE, fix, "%s %s", opt,
+			r = sonde_doctor_add(rep, id, opt, SONDE_DOCTOR_UNAVAILABLE, fix, "%s %s", opt,
 				       v ? "is not set"
 					 : "is absent (its dependencies are not set)");
 	}

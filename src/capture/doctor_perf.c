@@ -43,20 +43,20 @@ static const char *paranoid_meaning(long v)
 static int check_paranoid(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
 {
 	const char *id = "perf_event_paranoid", *title = "kernel.perf_event_paranoid";
-	bool priv = doctor_privileged(cfg);
+	bool priv = sonde_doctor_privileged(cfg);
 	long v;
-	int r = doctor_read_int(cfg->procfs, PARANOID, &v);
+	int r = sonde_doctor_read_int(cfg->procfs, PARANOID, &v);
 
 	if (r < 0)
-		return doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_PERF_EVENTS=y",
 				  "%s/" PARANOID ": %s: the kernel has no perf events", cfg->procfs,
 				  sonde_strerror(r));
 	if (priv || v <= 1)
-		return doctor_add(
+		return sonde_doctor_add(
 		    rep, id, title, SONDE_DOCTOR_OK, NULL, "%ld (%s)%s", v, paranoid_meaning(v),
 		    priv && v > -1 ? "; this process has CAP_PERFMON: not limited" : "");
-	return doctor_add(rep, id, title, v >= 3 ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_WARN,
+	return sonde_doctor_add(rep, id, title, v >= 3 ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_WARN,
 			  "run as root or grant CAP_PERFMON, or: sysctl -w "
 			  "kernel.perf_event_paranoid=1 (kernel profiling) or -1 (everything)",
 			  "%ld (%s)", v, paranoid_meaning(v));
@@ -97,8 +97,8 @@ const char *sonde_doctor_explain_kallsyms(const struct sonde_doctor_config *cfg,
 
 	if (kallsyms_visible(cfg) != 0)
 		return NULL;
-	doctor_read_int(cfg->procfs, KPTR, &v);
-	doctor_read_int(cfg->procfs, PARANOID, &paranoid);
+	sonde_doctor_read_int(cfg->procfs, KPTR, &v);
+	sonde_doctor_read_int(cfg->procfs, PARANOID, &paranoid);
 	/* The kernel's rule (kallsyms_show_value): kptr_restrict 0 shows addresses
 	 * to everyone only while perf_event_paranoid <= 1, else to CAP_SYSLOG. */
 	if (v >= 2)
@@ -126,16 +126,16 @@ static int check_kptr(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	long v = -1;
 	int vis = kallsyms_visible(cfg);
 
-	doctor_read_int(cfg->procfs, KPTR, &v);
+	sonde_doctor_read_int(cfg->procfs, KPTR, &v);
 	if (vis < 0)
-		return doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 				  "build the kernel with CONFIG_KALLSYMS=y",
 				  "%s/kallsyms: %s: kernel samples can't be symbolized",
 				  cfg->procfs, sonde_strerror(vis));
 	if (vis)
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 				  "kernel.kptr_restrict = %ld; /proc/kallsyms shows addresses", v);
-	return doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
+	return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
 			  sonde_doctor_explain_kallsyms(cfg, why, sizeof(why)),
 			  "kernel.kptr_restrict = %ld; /proc/kallsyms shows zero addresses", v);
 }
@@ -154,16 +154,16 @@ static int check_caps(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	char have[128] = "", lack[128] = "";
 
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
-		char *dst = doctor_has_cap(cfg, caps[i].cap) ? have : lack;
+		char *dst = sonde_doctor_has_cap(cfg, caps[i].cap) ? have : lack;
 		size_t used = strlen(dst);
 
 		snprintf(dst + used, sizeof(have) - used, "%s%s", used ? " " : "", caps[i].name);
 	}
-	if (doctor_privileged(cfg))
-		return doctor_add(rep, "capabilities", "capabilities", SONDE_DOCTOR_OK, NULL,
+	if (sonde_doctor_privileged(cfg))
+		return sonde_doctor_add(rep, "capabilities", "capabilities", SONDE_DOCTOR_OK, NULL,
 				  "uid %u; effective: %s%s%s", (unsigned int)geteuid(), have,
 				  lack[0] ? "; missing: " : "", lack);
-	return doctor_add(rep, "capabilities", "capabilities", SONDE_DOCTOR_WARN,
+	return sonde_doctor_add(rep, "capabilities", "capabilities", SONDE_DOCTOR_WARN,
 			  "run as root, or: setcap cap_perfmon,cap_bpf,cap_syslog+ep $(command -v "
 			  "sonde)",
 			  "uid %u; effective: %s; missing: %s", (unsigned int)geteuid(),
@@ -192,16 +192,16 @@ static int check_pmus(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	a.type = PERF_TYPE_HARDWARE;
 	a.config = PERF_COUNT_HW_CPU_CYCLES;
 	a.exclude_kernel = 1; /* what every user may count at paranoid 2 */
-	err = doctor_perf_probe(cfg, &a);
+	err = sonde_doctor_perf_probe(cfg, &a);
 	sonde_strlist_init(&all);
 	sonde_strlist_init(&cpu);
-	doctor_cpu_pmus(cfg, &all, &cpu);
+	sonde_doctor_cpu_pmus(cfg, &all, &cpu);
 	join(&all, names, sizeof(names));
 	if (!err)
-		r = doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 			       "perf_event_open(cycles): ok; %zu CPU PMU(s) in sysfs", cpu.n);
-	else if (doctor_no_pmu_errno(err))
-		r = doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
+	else if (sonde_doctor_no_pmu_errno(err))
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 			       "no hardware PMU (a VM without PMU passthrough?): enable the vPMU "
 			       "in the hypervisor (QEMU/KVM: -cpu host,pmu=on); meanwhile sample "
 			       "with -e cpu-clock",
@@ -211,7 +211,7 @@ static int check_pmus(const struct sonde_doctor_config *cfg, struct sonde_doctor
 				     : "no CPU PMU in sysfs",
 			       names[0] ? names : "none");
 	else
-		r = doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
 			       "see perf_event_paranoid and capabilities above",
 			       "perf_event_open(cycles): %s",
 			       sonde_doctor_errno_name(err, en, sizeof(en)));
@@ -229,7 +229,7 @@ static int check_pmus(const struct sonde_doctor_config *cfg, struct sonde_doctor
 			       cfg->sysfs, cpu.v[i]) == 0 &&
 		    sonde_read_text(path, cpus, sizeof(cpus)) < 0)
 			snprintf(cpus, sizeof(cpus), "all");
-		r = doctor_add(rep, cid, "CPU PMU", err ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_OK,
+		r = sonde_doctor_add(rep, cid, "CPU PMU", err ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_OK,
 			       err ? "the PMU is listed but does not count: see hw_pmu" : NULL,
 			       "%s: type %u, cpus %s", cpu.v[i], type, cpus);
 	}
@@ -248,11 +248,11 @@ static int check_software(const struct sonde_doctor_config *cfg, struct sonde_do
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.exclude_kernel = 1;
-	err = doctor_perf_probe(cfg, &a);
+	err = sonde_doctor_perf_probe(cfg, &a);
 	if (!err)
-		return doctor_add(rep, "sw_events", "software events", SONDE_DOCTOR_OK, NULL,
+		return sonde_doctor_add(rep, "sw_events", "software events", SONDE_DOCTOR_OK, NULL,
 				  "perf_event_open(cpu-clock): ok");
-	return doctor_add(rep, "sw_events", "software events",
+	return sonde_doctor_add(rep, "sw_events", "software events",
 			  err == -ENOSYS ? SONDE_DOCTOR_UNAVAILABLE : SONDE_DOCTOR_FAIL,
 			  err == -ENOSYS ? "build the kernel with CONFIG_PERF_EVENTS=y"
 					 : "see perf_event_paranoid and capabilities above",

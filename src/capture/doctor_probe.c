@@ -80,7 +80,7 @@ const char *sonde_doctor_errno_name(int err, char *buf, size_t len)
 	return buf;
 }
 
-int doctor_perf_probe(const struct sonde_doctor_config *cfg, const struct perf_event_attr *attr)
+int sonde_doctor_perf_probe(const struct sonde_doctor_config *cfg, const struct perf_event_attr *attr)
 {
 	if (cfg->hooks && cfg->hooks->perf_probe)
 		return cfg->hooks->perf_probe(attr, cfg->hooks->data);
@@ -105,21 +105,21 @@ static int real_bpf_probe(void)
 	return 0;
 }
 
-int doctor_bpf_probe(const struct sonde_doctor_config *cfg)
+int sonde_doctor_bpf_probe(const struct sonde_doctor_config *cfg)
 {
 	if (cfg->hooks && cfg->hooks->bpf_probe)
 		return cfg->hooks->bpf_probe(cfg->hooks->data);
 	return real_bpf_probe();
 }
 
-int doctor_write(const struct sonde_doctor_config *cfg, const char *path, const char *text)
+int sonde_doctor_write(const struct sonde_doctor_config *cfg, const char *path, const char *text)
 {
 	if (cfg->hooks && cfg->hooks->write)
 		return cfg->hooks->write(path, text, cfg->hooks->data);
 	return sonde_write_text(path, text);
 }
 
-int doctor_read_int(const char *root, const char *rel, long *val)
+int sonde_doctor_read_int(const char *root, const char *rel, long *val)
 {
 	char path[PATH_MAX], buf[64], *end;
 	int r = sonde_path(path, sizeof(path), "%s/%s", root, rel);
@@ -133,7 +133,7 @@ int doctor_read_int(const char *root, const char *rel, long *val)
 	return 0;
 }
 
-bool doctor_exists(const char *root, const char *rel)
+bool sonde_doctor_exists(const char *root, const char *rel)
 {
 	char path[PATH_MAX];
 
@@ -141,7 +141,7 @@ bool doctor_exists(const char *root, const char *rel)
 	       access(path, F_OK) == 0;
 }
 
-bool doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap)
+bool sonde_doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap)
 {
 	char path[PATH_MAX], line[256];
 	uint64_t eff = 0;

@@ -32,7 +32,7 @@ static int check_instances(const struct sonde_doctor_config *cfg,
 	sonde_strlist_init(&dead);
 	if (sonde_trace_dead_instances(cfg->tracefs, &dead) < 0 || !dead.n) {
 		sonde_strlist_fini(&dead);
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "none");
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "none");
 	}
 	for (size_t i = 0; i < dead.n && used < sizeof(names); i++)
 		used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? " " : "",
@@ -40,7 +40,7 @@ static int check_instances(const struct sonde_doctor_config *cfg,
 	snprintf(fix, sizeof(fix),
 		 "the next 'sonde trace' removes them (or: rmdir %s/instances/%s ...)",
 		 cfg->tracefs, dead.v[0]);
-	r = doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix,
+	r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix,
 		       "%zu left in %s/instances, still holding their buffers: %s", dead.n,
 		       cfg->tracefs, names);
 	sonde_strlist_fini(&dead);
@@ -74,8 +74,8 @@ static int check_captures(const struct sonde_doctor_config *cfg,
 	}
 	free(v);
 	if (!with_data)
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "none");
-	r = doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix, "%zu trace.dat not written: %s",
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "none");
+	r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix, "%zu trace.dat not written: %s",
 		       with_data, detail);
 	return r;
 }

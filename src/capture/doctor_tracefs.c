@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sonde/error.h>
 #include <sonde/fileio.h>
 #include <sonde/strlist.h>
 
@@ -46,32 +47,32 @@ static int check_mounts(const struct sonde_doctor_config *cfg, struct sonde_doct
 	find_mount(cfg->mounts, "tracefs", tfs, sizeof(tfs));
 	find_mount(cfg->mounts, "debugfs", dfs, sizeof(dfs));
 	if (cfg->tracefs && cfg->tracefs_mounted_by_caller)
-		r = doctor_add(
+		r = sonde_doctor_add(
 		    rep, "tracefs", "tracefs", SONDE_DOCTOR_WARN,
 		    "mount it at boot: 'tracefs /sys/kernel/tracing tracefs defaults 0 0' "
 		    "in /etc/fstab (sonde mounts it itself when run as root)",
 		    "was not mounted; mounted at %s for these checks", cfg->tracefs);
 	else if (cfg->tracefs)
-		r = doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_OK, NULL, "mounted at %s%s",
+		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_OK, NULL, "mounted at %s%s",
 			       cfg->tracefs, tfs[0] ? "" : " (debugfs's tracing folder)");
-	else if (doctor_exists(cfg->sysfs, "kernel/tracing"))
-		r = doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_FAIL,
+	else if (sonde_doctor_exists(cfg->sysfs, "kernel/tracing"))
+		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_FAIL,
 			       "mount -t tracefs nodev /sys/kernel/tracing",
 			       "not mounted (%s/kernel/tracing exists: the kernel has it)",
 			       cfg->sysfs);
 	else
-		r = doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_UNAVAILABLE,
+		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_UNAVAILABLE,
 			       "build the kernel with CONFIG_FTRACE=y and CONFIG_TRACING=y",
 			       "not mounted, and %s/kernel/tracing does not exist", cfg->sysfs);
 	if (r < 0)
 		return r;
 	if (dfs[0])
-		return doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL, "mounted at %s",
+		return sonde_doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL, "mounted at %s",
 				  dfs);
 	if (cfg->tracefs)
-		return doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL,
+		return sonde_doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL,
 				  "not mounted (not needed: tracefs is)");
-	return doctor_add(
+	return sonde_doctor_add(
 	    rep, "debugfs", "debugfs", SONDE_DOCTOR_WARN,
 	    "mount -t debugfs none /sys/kernel/debug (old kernels keep tracing there)",
 	    "not mounted");
@@ -80,7 +81,7 @@ static int check_mounts(const struct sonde_doctor_config *cfg, struct sonde_doct
 static int check_events(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
 {
 	const char *id = "trace_events", *title = "trace events (tracepoints)";
-	bool pmu = doctor_exists(cfg->sysfs, "bus/event_source/devices/tracepoint");
+	bool pmu = sonde_doctor_exists(cfg->sysfs, "bus/event_source/devices/tracepoint");
 	struct sonde_strlist subs;
 	char path[4096];
 	int r = -ENOENT;
@@ -89,16 +90,20 @@ static int check_events(const struct sonde_doctor_config *cfg, struct sonde_doct
 	if (cfg->tracefs && sonde_path(path, sizeof(path), "%s/events", cfg->tracefs) == 0)
 		r = sonde_list_dir(path, true, &subs);
 	if (r == 0 && subs.n)
-		r = doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 			       "%zu event systems in tracefs; tracepoint PMU %s", subs.n,
 			       pmu ? "present" : "absent");
+	else if (DOCTOR_DENIED(r))
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL, DOCTOR_FIX_TRACEFS_ROOT,
+			       "%s: %s; tracepoint PMU %s", path, sonde_strerror(r),
+			       pmu ? "present" : "absent");
 	else if (pmu)
-		r = doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
 			       cfg->tracefs ? NULL : "mount -t tracefs nodev /sys/kernel/tracing",
 			       "tracepoint PMU present; %s",
 			       cfg->tracefs ? "tracefs has no events" : "tracefs not mounted");
 	else
-		r = doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
+		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
 			       "build the kernel with CONFIG_EVENT_TRACING=y (CONFIG_FTRACE=y)",
 			       "no tracepoint PMU; %s",
 			       cfg->tracefs ? "no tracefs events" : "tracefs not mounted");
@@ -116,10 +121,10 @@ static int check_probe(const struct sonde_doctor_config *cfg, struct sonde_docto
 	snprintf(file, sizeof(file), "%s_events", kind);
 	snprintf(pmu_rel, sizeof(pmu_rel), "bus/event_source/devices/%s", kind);
 	snprintf(fix, sizeof(fix), "build the kernel with %s", config);
-	in_tracefs = doctor_exists(cfg->tracefs, file);
-	pmu = doctor_exists(cfg->sysfs, pmu_rel);
+	in_tracefs = sonde_doctor_exists(cfg->tracefs, file);
+	pmu = sonde_doctor_exists(cfg->sysfs, pmu_rel);
 	if (in_tracefs || pmu)
-		return doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
+		return sonde_doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
 				  in_tracefs && pmu ? SONDE_DOCTOR_OK : SONDE_DOCTOR_WARN,
 				  in_tracefs || cfg->tracefs
 				      ? NULL
@@ -129,7 +134,7 @@ static int check_probe(const struct sonde_doctor_config *cfg, struct sonde_docto
 				  : cfg->tracefs ? "absent"
 						 : "tracefs not mounted",
 				  kind, pmu ? "present" : "absent");
-	return doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
+	return sonde_doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
 			  SONDE_DOCTOR_UNAVAILABLE, fix, "no %s in tracefs, no %s PMU in sysfs",
 			  file, kind);
 }

@@ -74,7 +74,7 @@ static void narrow_filter(const struct sonde_doctor_config *cfg, const char *ins
 		return;
 	first[strcspn(first, " \t\n")] = '\0';
 	strcat(first, "\n");
-	*set = first[0] != '\n' && doctor_write(cfg, filter, first) == 0;
+	*set = first[0] != '\n' && sonde_doctor_write(cfg, filter, first) == 0;
 }
 
 int sonde_doctor_try_tracer(const struct sonde_doctor_config *cfg, const char *instance,
@@ -89,14 +89,14 @@ int sonde_doctor_try_tracer(const struct sonde_doctor_config *cfg, const char *i
 		return r;
 	if (!strncmp(tracer, "function", 8))
 		narrow_filter(cfg, instance, filter, sizeof(filter), &narrowed);
-	r = doctor_write(cfg, path, tracer);
+	r = sonde_doctor_write(cfg, path, tracer);
 	if (r == 0) {
 		/* Twice if need be: leaving a tracer running is the one thing we must not do. */
-		if (doctor_write(cfg, path, "nop") < 0)
-			doctor_write(cfg, path, "nop");
+		if (sonde_doctor_write(cfg, path, "nop") < 0)
+			sonde_doctor_write(cfg, path, "nop");
 	}
 	if (narrowed)
-		doctor_write(cfg, filter, "");
+		sonde_doctor_write(cfg, filter, "");
 	return r;
 }
 
@@ -151,17 +151,17 @@ static int report_trial(struct sonde_doctor_report *rep, const char *t, const st
 		snprintf(inst, sizeof(inst), "instance: %s", err_text(tr->inst, e1, sizeof(e1)));
 	if (tr->inst == 0) {
 		snprintf(summary, slen, "permitted");
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "permitted (%s)", inst);
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "permitted (%s)", inst);
 	}
 	if (tr->top == 0 && tr->inst == 1 && tr->inst_capable) {
 		/* No scratch instance could be made: the top level is all we know. */
 		snprintf(summary, slen, "permitted");
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 				  "permitted in the top level (%s)", inst);
 	}
 	if (tr->top == 0) {
 		snprintf(summary, slen, "top-level instance only");
-		return doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
 				  "use it in the top-level instance, alone: sonde does so when "
 				  "nothing else traces there",
 				  "%s: top-level instance only (%s; top level: ok)", t, inst);
@@ -169,7 +169,7 @@ static int report_trial(struct sonde_doctor_report *rep, const char *t, const st
 	if (tr->top < 0) {
 		en = err_text(err, e2, sizeof(e2));
 		snprintf(summary, slen, "refused (%s)", en);
-		return doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
 				  err == -EPERM
 				      ? "the kernel refuses it even to root (lockdown, a security "
 					"module or the hypervisor's policy): use trace events, "
@@ -181,13 +181,13 @@ static int report_trial(struct sonde_doctor_report *rep, const char *t, const st
 	/* The top level was not tried: say what we know and why. */
 	if (!tr->inst_capable || tr->inst == 1) {
 		snprintf(summary, slen, "untested");
-		return doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
 				  "run sonde doctor again while nothing traces in the top level",
 				  "%s; top level not tried: %s", inst, tr->why_not_top);
 	}
 	en = err_text(tr->inst, e2, sizeof(e2));
 	snprintf(summary, slen, "refused in instances (%s)", en);
-	return doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
+	return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
 			  tr->inst == -EPERM ? "the kernel refuses it even to root (lockdown, a "
 					       "security module or the hypervisor's policy)"
 					     : "see the kernel's tracing/error_log",
@@ -221,20 +221,20 @@ static void run_trial(const struct sonde_doctor_config *cfg, const char *inst,
 static int report_blk(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep,
 		      bool listed, const char *summary)
 {
-	bool events = doctor_exists(cfg->tracefs, "events/block");
+	bool events = sonde_doctor_exists(cfg->tracefs, "events/block");
 	const char *id = "blk", *title = "block I/O tracing";
 
 	if (listed && !strcmp(summary, "permitted"))
-		return doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
 				  "blk tracer: permitted in instances; block tracepoints: %s",
 				  events ? "present" : "absent");
 	if (listed && !strcmp(summary, "top-level instance only"))
-		return doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
 				  "one blk tracing session at a time, in the top level; block "
 				  "tracepoints work in instances",
 				  "blk tracer: top-level instance only; block tracepoints: %s",
 				  events ? "present" : "absent");
-	return doctor_add(rep, id, title, events ? SONDE_DOCTOR_WARN : SONDE_DOCTOR_UNAVAILABLE,
+	return sonde_doctor_add(rep, id, title, events ? SONDE_DOCTOR_WARN : SONDE_DOCTOR_UNAVAILABLE,
 			  listed ? "see tracer.blk"
 				 : "build the kernel with CONFIG_BLK_DEV_IO_TRACE=y",
 			  "blk tracer: %s; block tracepoints: %s", listed ? summary : "not built",
@@ -251,19 +251,21 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 	bool have_inst_list = false;
 
 	if (!cfg->tracefs)
-		return doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
+		return sonde_doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
 				  "mount -t tracefs nodev /sys/kernel/tracing",
 				  "tracefs not mounted");
 	r = sonde_tracefs_instance_read(cfg->tracefs, NULL, "available_tracers", text,
 					sizeof(text));
 	if (r < 0)
-		return doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_FTRACE=y", "available_tracers: %s",
-				  sonde_strerror(r));
+		return sonde_doctor_add(rep, "tracers", "ftrace tracers",
+				  DOCTOR_DENIED(r) ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_UNAVAILABLE,
+				  DOCTOR_DENIED(r) ? DOCTOR_FIX_TRACEFS_ROOT
+						   : "build the kernel with CONFIG_FTRACE=y",
+				  "available_tracers: %s", sonde_strerror(r));
 	sonde_strlist_init(&top);
 	sonde_strlist_init(&inst_list);
 	if (sonde_tracefs_split_words(text, &top) < 0 ||
-	    doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_OK, NULL,
+	    sonde_doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_OK, NULL,
 		       "available_tracers: %s", text) < 0) {
 		r = -ENOMEM;
 		goto out;
@@ -276,7 +278,7 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 		snprintf(id, sizeof(id), "tracer.%s", known[i].name);
 		snprintf(fix, sizeof(fix), "build the kernel with %s", known[i].config);
 		snprintf(title, sizeof(title), "%s tracer", known[i].name);
-		if ((r = doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE, fix,
+		if ((r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE, fix,
 				    "not listed in available_tracers")) < 0)
 			goto out;
 	}
@@ -321,12 +323,12 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 			d = sonde_tracefs_instance_destroy(cfg->tracefs, inst);
 		}
 		if (d < 0 && r == 0)
-			r = doctor_add(rep, "scratch_instance", "scratch instance",
+			r = sonde_doctor_add(rep, "scratch_instance", "scratch instance",
 				       SONDE_DOCTOR_FAIL, "rmdir it by hand",
 				       "instances/%s left behind: %s", inst,
 				       sonde_doctor_errno_name(d, en, sizeof(en)));
 	} else if (r == 0) {
-		r = doctor_add(rep, "scratch_instance", "scratch instance", SONDE_DOCTOR_WARN,
+		r = sonde_doctor_add(rep, "scratch_instance", "scratch instance", SONDE_DOCTOR_WARN,
 			       made == -ENOENT ? "instances need Linux 3.10 or later" : NULL,
 			       "instances/%s: %s: tracers tried in the top level only", inst,
 			       sonde_doctor_errno_name(made, en, sizeof(en)));
@@ -335,7 +337,7 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 	if (r == 0)
 		r = report_blk(cfg, rep, sonde_strlist_contains(&top, "blk"), blk);
 	if (r == 0)
-		r = doctor_check_dynamic_ftrace(cfg, rep);
+		r = sonde_doctor_check_dynamic_ftrace(cfg, rep);
 out:
 	sonde_strlist_fini(&top);
 	sonde_strlist_fini(&inst_list);

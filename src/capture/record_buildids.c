@@ -193,7 +193,8 @@ static bool already_written(const struct pass *ps, size_t upto, const char *file
 	return false;
 }
 
-static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_buildid_source *src)
+static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_buildid_source *src,
+		struct sonde_record_bids *found)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		struct map *m = &ps->maps[i];
@@ -226,6 +227,10 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_b
 		}
 		if (!m->bid_len || already_written(ps, i, m->filename))
 			continue;
+		if (!kernel && !strcmp(m->filename, "[vdso]")) {
+			memcpy(found->vdso, m->bid, m->bid_len);
+			found->vdso_len = m->bid_len;
+		}
 		r = sonde_pd_writer_add_build_id(w, -1,
 						 kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
 						 m->bid, m->bid_len, name);
@@ -271,22 +276,27 @@ static int local_lookup(void *ctx, enum sonde_bid_kind kind, const char *name, u
 	return -EINVAL;
 }
 
-int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs)
+int sonde_record_build_ids(struct sonde_pd_writer *w, const char *path, const char *sysfs,
+			   struct sonde_record_bids *found)
 {
 	struct sonde_buildid_source src = {local_lookup, (void *)sysfs};
 
-	return sonde_record_build_ids_from(w, path, &src);
+	return sonde_record_build_ids_from(w, path, &src, found);
 }
 
 int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
-				const struct sonde_buildid_source *src)
+				const struct sonde_buildid_source *src,
+				struct sonde_record_bids *found)
 {
+	struct sonde_record_bids none;
 	struct pass ps = {0};
 	struct sonde_pd_reader *rd = NULL;
 	int r = sonde_pd_writer_sync(w);
 
 	if (r < 0)
 		return r;
+	if (found)
+		memset(found, 0, sizeof(*found));
 	r = sonde_pd_reader_open(&rd, path, NULL);
 	if (r < 0)
 		return r;
@@ -295,7 +305,7 @@ int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
 	sonde_u32map_init(&ps.last);
 	r = walk(&ps, rd);
 	if (r >= 0)
-		r = emit(&ps, w, src);
+		r = emit(&ps, w, src, found ? found : &none);
 	sonde_pd_reader_close(rd);
 	for (size_t i = 0; i < ps.n; i++)
 		free(ps.maps[i].filename);

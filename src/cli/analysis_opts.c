@@ -63,6 +63,23 @@ const char *cli_buildid_dir(const char *opt)
 	return buf;
 }
 
+const char *cli_kallsyms_cache_dir(void)
+{
+	static char buf[4096];
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (getenv("SONDE_NO_CACHE"))
+		return NULL;
+	if (xdg && *xdg)
+		n = snprintf(buf, sizeof(buf), "%s/sonde", xdg);
+	else if (home && *home)
+		n = snprintf(buf, sizeof(buf), "%s/.cache/sonde", home);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
+}
+
 void cli_warn_objects(const struct sonde_report *rep)
 {
 	char line[1024];

@@ -23,6 +23,12 @@ int cli_pick_event(const char *cmd, const char *spec, const struct sonde_report 
  * never reads it).  Return: borrowed (@opt or a static buffer), or NULL.
  */
 const char *cli_buildid_dir(const char *opt);
+/*
+ * Where the library caches this boot's /proc/kallsyms: $XDG_CACHE_HOME/sonde,
+ * else $HOME/.cache/sonde; NULL (no cache) with SONDE_NO_CACHE set or
+ * neither variable.  Return: borrowed (a static buffer), or NULL.
+ */
+const char *cli_kallsyms_cache_dir(void);
 /* One warning line per object whose samples stay unresolved for a reason the
  * user must know (a file rebuilt since the capture). */
 void cli_warn_objects(const struct sonde_report *rep);

@@ -19,6 +19,7 @@ struct cli {
 	char tracefs[PATH_MAX]; /* empty until cli_roots() found it */
 	struct sonde_roots roots;
 	bool roots_ready;
+	int debug; /* the library's debug messages on stderr: SONDE_DEBUG, report -v */
 };
 
 /* Fills cli->roots, mounting tracefs if nothing is mounted (we may be root).
@@ -60,9 +61,17 @@ struct sonde_agent_record_req;
 struct cli_agent_auth {
 	const char *token, *token_file;
 };
-/* record_remote.c: --target for record and list. */
+/* record_remote.c: --target for record and list; @cache_dir: the build-id
+ * cache for the target's [vdso] (NULL: --no-buildid-cache). */
 int record_remote(const char *target, const struct cli_agent_auth *auth,
-		  struct sonde_agent_record_req *req, const char *output, int zlevel);
+		  struct sonde_agent_record_req *req, const char *output, int zlevel,
+		  const char *cache_dir);
+
+struct sonde_record_bids;
+/* record_cache.c: keeps the [vdso] image in @fd (a negative fd: the error
+ * that kept it from being read) in perf's build-id cache @dir when the
+ * capture's samples fell in it (@found); NULL @dir: nothing.  Warns on failure. */
+void cli_cache_vdso(const char *dir, const struct sonde_record_bids *found, int fd);
 int list_remote(const char *target, const struct cli_agent_auth *auth, const char *glob);
 
 int cmd_stat(int argc, char **argv, struct cli *cli);

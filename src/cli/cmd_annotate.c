@@ -357,6 +357,7 @@ static int run(struct annotate_cli *c)
 	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
 	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
+	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {

@@ -32,8 +32,10 @@
 #include <sonde/record.h>
 #include <sonde/synth.h>
 #include <sonde/tracing_data.h>
+#include <sonde/vdso.h>
 #include <sonde/workload.h>
 
+#include "analysis_opts.h"
 #include "cli.h"
 
 static const char record_usage[] =
@@ -58,6 +60,9 @@ static const char record_usage[] =
 	"                         compress records with zstd level N (default 1), as perf -z\n"
 	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
 	"      --no-kallsyms      don't\n"
+	"      --buildid-dir DIR  perf's build-id cache, where the [vdso] image is kept\n"
+	"                         (default ~/.debug)\n"
+	"  -N, --no-buildid-cache don't keep the [vdso] image there\n"
 	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
 	"                         capture on a target running sonde-agent (the command\n"
 	"                         runs there); the file is written here\n"
@@ -80,6 +85,8 @@ struct record_opts {
 	unsigned int pages;
 	const char *output;
 	int kallsyms; /* -1 default, 0 no, 1 yes */
+	const char *buildid_dir; /* --buildid-dir */
+	bool no_buildid_cache;
 	int zlevel;   /* 0: no compression */
 	char **argv;
 	/* --target: the -e and --filter arguments go to the target as they are */
@@ -182,7 +189,8 @@ static int add_remote_spec(struct record_opts *o, const char *spec)
 
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR };
+	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR,
+	       OPT_BUILDID_DIR };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -198,6 +206,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"compression-level", optional_argument, NULL, 'z'},
 		{"kallsyms", no_argument, NULL, OPT_KALLSYMS},
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
+		{"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
+		{"no-buildid-cache", no_argument, NULL, 'N'},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
 		{"token", required_argument, NULL, OPT_TOKEN_STR},
@@ -213,7 +223,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
 			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::Nh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TARGET:
 			o->target = optarg;
@@ -317,6 +327,12 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			break;
 		case OPT_NO_KALLSYMS:
 			o->kallsyms = 0;
+			break;
+		case OPT_BUILDID_DIR:
+			o->buildid_dir = optarg;
+			break;
+		case 'N':
+			o->no_buildid_cache = true;
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
@@ -490,10 +506,19 @@ static int finish_file(struct capture *c, struct summary *sum)
 					      o->kallsyms < 0 ? o->all_cpus : o->kallsyms);
 	/* The pass re-reads the file: a stream has no build-id table (as perf's). */
 	if (c->captured && !c->write_err && !c->of.stream) {
-		int b = sonde_record_build_ids(c->w, path, "/sys");
+		struct sonde_record_bids found;
+		int b = sonde_record_build_ids(c->w, path, "/sys", &found);
 
 		if (b < 0 && !r)
 			r = b;
+		if (b == 0 && found.vdso_len && !o->no_buildid_cache) {
+			/* Every process's vDSO is the recorder's own (one kernel). */
+			int fd = sonde_vdso_open();
+
+			cli_cache_vdso(cli_buildid_dir(o->buildid_dir), &found, fd);
+			if (fd >= 0)
+				close(fd);
+		}
 	}
 	if (!c->write_err)
 		c->write_err = sonde_pd_writer_error(c->w);
@@ -703,7 +728,8 @@ static int run_remote(struct record_opts *o, int argc, char **argv)
 			req.argc++;
 		req.argv = (const char **)o->argv;
 	}
-	ret = record_remote(o->target, &o->auth, &req, o->output, o->zlevel);
+	ret = record_remote(o->target, &o->auth, &req, o->output, o->zlevel,
+			    o->no_buildid_cache ? NULL : cli_buildid_dir(o->buildid_dir));
 out:
 	free(cmdline);
 	free(pids);

@@ -58,7 +58,8 @@ static const char usage[] =
     "                          (default: of the frames DWARF unwinding found, as perf)\n"
     "      --no-inline         no inlined frames\n"
     "      --no-demangle       C++ and Rust names as in the symbol table (mangled)\n"
-    "  -v, --verbose           say where symbols were looked for when an object stayed unresolved\n"
+    "  -v, --verbose           say where symbols were looked for when an object stayed unresolved,\n"
+    "                          and print the library's debug notes (as SONDE_DEBUG=1 does)\n"
     "  -q, --quiet             no warnings\n"
     "  -h, --help              this help\n"
     "\n"
@@ -400,6 +401,7 @@ static int run(struct report_cli *c)
 	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
 	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
 	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
+	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
 	c->ro.sym.images = (const char *const *)c->images.v;
 	c->ro.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {
@@ -465,12 +467,13 @@ int cmd_report(int argc, char **argv, struct cli *cli)
 	    .input = "perf.data", .children = -1, .graph = -1, .callchain_limit = 0.5};
 	int ret;
 
-	(void)cli;
 	sonde_strlist_init(&c.comms);
 	sonde_strlist_init(&c.dsos);
 	sonde_strlist_init(&c.debug_dirs);
 	sonde_strlist_init(&c.images);
 	ret = parse(argc, argv, &c);
+	if (ret == 0 && c.verbose)
+		cli->debug = 1; /* -v also shows the library's debug messages */
 	if (ret == 0)
 		ret = run(&c);
 	else if (ret < 0)

@@ -444,6 +444,7 @@ static int run(struct script_cli *c)
 	c->ro.sample_ctx = c;
 	c->ro.no_profile = true;
 	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
+	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
 	c->ro.nkeys = 1;
 	c->ro.keys[0] = SONDE_SORT_SYM;
 	ret = sonde_report_build(&rep, r, &c->ro, &err);

@@ -188,6 +188,15 @@ static void rows_from_counters(struct stat_row *rows, const struct sonde_counter
 	}
 }
 
+/* Whether any counter moved since the values in @prev (as last read). */
+static bool counted_since(const struct sonde_counters *cs, uint64_t (*prev)[3])
+{
+	for (size_t i = 0; i < cs->n; i++)
+		if (!cs->c[i].err && cs->c[i].value != prev[i][0])
+			return true;
+	return false;
+}
+
 /* Prints the counts of the last interval: the deltas from @prev. */
 static void print_interval(struct stat_opts *o, struct sonde_counters *cs, uint64_t (*prev)[3],
 			   double t0, double last_ns)
@@ -395,8 +404,10 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		goto close;
 	}
 	if (o->interval_ms > 0) {
-		/* The tail since the last tick, unless it is empty. */
-		if (res->elapsed_ns - (last - t0) > 1e6)
+		/* The tail since the last tick, unless it is empty: a short tail
+		 * that still counted is printed, or the intervals would not add
+		 * up to what ran. */
+		if (res->elapsed_ns - (last - t0) > 1e6 || counted_since(&cs, prev))
 			print_interval(o, &cs, prev, t0, last);
 	} else {
 		rows_from_counters(rows, &cs);

@@ -153,23 +153,22 @@ const struct sonde_roots *cli_roots(struct cli *cli)
 
 static void log_to_stderr(enum sonde_log_level level, const char *msg, void *data)
 {
-	int verbose = *(int *)data;
+	int debug = *(int *)data;
 
-	if (level == SONDE_LOG_DEBUG && !verbose)
+	if (level == SONDE_LOG_DEBUG && !debug)
 		return;
 	fprintf(stderr, "sonde: %s%s\n", level <= SONDE_LOG_WARN ? "warning: " : "", msg);
 }
 
 int main(int argc, char **argv)
 {
-	static int verbose;
 	static char help_flag[] = "--help";
 	char *help_argv[3] = {NULL, help_flag, NULL};
 	struct cli cli = {0};
 	int ret = EXIT_USAGE;
 
-	sonde_log_set(log_to_stderr, &verbose);
-	verbose = getenv("SONDE_DEBUG") != NULL;
+	cli.debug = getenv("SONDE_DEBUG") != NULL;
+	sonde_log_set(log_to_stderr, &cli.debug);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

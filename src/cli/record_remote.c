@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include <sonde/agent.h>
+#include <sonde/buildid.h>
 #include <sonde/cpulist.h>
 #include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
+#include <sonde/vdso.h>
 
 #include "cli.h"
 
@@ -44,16 +46,55 @@ static bool loopback_target(const char *target)
 }
 
 /*
+ * Is every listener on TCP port @port of this machine owned by @uid (and
+ * is there one)?  From /proc/net/tcp and tcp6: LISTEN sockets (state 0A),
+ * local port in hex, owner in the uid column.  Any local user can listen
+ * on a free loopback port; this keeps a local agent's token from going to
+ * a process that is not its user's (a fake agent, or a port forward run
+ * by someone else).
+ */
+static bool port_owned_by(unsigned port, uid_t uid)
+{
+	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	char line[512];
+	bool any = false, others = false;
+
+	for (size_t i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "re");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char local[64], remote[64], st[8];
+			unsigned long owner;
+			const char *colon;
+
+			if (sscanf(line, " %*s %63s %63s %7s %*s %*s %*s %lu", local, remote, st,
+				   &owner) != 4 ||
+			    strcmp(st, "0A") || !(colon = strrchr(local, ':')) ||
+			    strtoul(colon + 1, NULL, 16) != port)
+				continue;
+			any = true;
+			others |= owner != (unsigned long)uid;
+		}
+		fclose(f);
+	}
+	return any && !others;
+}
+
+/*
  * The token, from the first of: --token, --token-file, $SONDE_AGENT_TOKEN,
  * and for a loopback target the file a local agent keeps it in (readable by
- * its user only, so only that user or root get this far).  A local token
- * is never sent anywhere else.  Return: 0 (*tok new or NULL), or -1.
+ * its user only, so only that user or root get this far), sent only when
+ * the port's listener belongs to the file's owner.  A local token is never
+ * sent to another user's process.  Return: 0 (*tok new or NULL), or -1.
  */
 static int find_token(const char *target, const struct cli_agent_auth *auth, char **tok,
 		      size_t *len)
 {
 	const char *env = getenv("SONDE_AGENT_TOKEN");
 	char path[4096];
+	struct stat st;
 	int r;
 
 	*tok = NULL;
@@ -74,8 +115,12 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 		}
 		return 0;
 	}
-	if (loopback_target(target) && sonde_agent_token_default_path(path, sizeof(path)) &&
-	    sonde_agent_token_read(path, tok, len) < 0)
+	if (!loopback_target(target) || !strrchr(target, ':') ||
+	    !sonde_agent_token_default_path(getenv("XDG_RUNTIME_DIR"), path, sizeof(path)) ||
+	    stat(path, &st) < 0 ||
+	    !port_owned_by((unsigned)atoi(strrchr(target, ':') + 1), st.st_uid))
+		return 0;
+	if (sonde_agent_token_read(path, tok, len) < 0)
 		*tok = NULL;
 	return 0;
 }
@@ -83,6 +128,8 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 static int connect_target(struct sonde_agent_client *c, const char *target,
 			  const struct cli_agent_auth *auth)
 {
+	/* the CLI reads the environment, the library takes parameters */
+	struct sonde_agent_client_opts o = {getenv("SONDE_SSH"), getenv("SONDE_AGENT_REMOTE")};
 	char *token = NULL;
 	size_t len = 0;
 	int r;
@@ -92,7 +139,7 @@ static int connect_target(struct sonde_agent_client *c, const char *target,
 	c->conn.rfd = c->conn.wfd = c->ssh_pid = -1;
 	if (find_token(target, auth, &token, &len) < 0)
 		return -1;
-	r = sonde_agent_client_open(c, target, token, len);
+	r = sonde_agent_client_open(c, target, token, len, &o);
 	free(token);
 	if (r < 0) {
 		cli_error("%s: %s", target, sonde_agent_client_strerror(c));
@@ -174,18 +221,44 @@ static int check_against_hello(const struct sonde_agent_client *c,
 	return 0;
 }
 
+/* The build-id pass's source: the agent's answers; the [vdso]'s id is read
+ * from the agent's vDSO image, fetched once and kept for the cache. */
+struct remote_bids {
+	struct sonde_agent_client *c;
+	int vdso_fd; /* memfd of the target's image; -errno until fetched well */
+};
+
+static int remote_vdso_build_id(struct remote_bids *rb, uint8_t id[20])
+{
+	char path[64], *blob = NULL;
+	size_t len = 0;
+	int r;
+
+	if (rb->vdso_fd == -EAGAIN) {
+		r = sonde_agent_client_file(rb->c, SONDE_AGENT_FILE_VDSO, &blob, &len);
+		/* An agent from before the vDSO was served refuses the kind. */
+		rb->vdso_fd = r < 0 ? r : sonde_memfd_of("sonde-target-vdso", blob, len);
+		free(blob);
+	}
+	if (rb->vdso_fd < 0)
+		return rb->vdso_fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rb->vdso_fd);
+	return sonde_build_id_of_file(path, id);
+}
+
 static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name, uint32_t pid,
 			   uint8_t id[20])
 {
+	struct remote_bids *rb = ctx;
 	int k;
 
 	if (kind == SONDE_BID_VDSO)
-		return -ENOENT; /* the agent serves files and kernel notes, not its vDSO */
+		return remote_vdso_build_id(rb, id);
 	k = kind == SONDE_BID_KERNEL	 ? SONDE_AGENT_BID_KERNEL
 		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
 					   : SONDE_AGENT_BID_FILE;
 
-	return sonde_agent_client_build_id(ctx, k, name, pid, id);
+	return sonde_agent_client_build_id(rb->c, k, name, pid, id);
 }
 
 static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *w,
@@ -208,7 +281,8 @@ static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *
 }
 
 int record_remote(const char *target, const struct cli_agent_auth *auth,
-		  struct sonde_agent_record_req *req, const char *output, int zlevel)
+		  struct sonde_agent_record_req *req, const char *output, int zlevel,
+		  const char *cache_dir)
 {
 	struct sonde_agent_client c;
 	struct sonde_pd_writer *w = NULL;
@@ -260,14 +334,20 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 			  "keeps every record received",
 			  target, c.err.text, (double)c.received / MIB, output);
 	} else if (r == 0) {
-		struct sonde_buildid_source src = {remote_build_id, &c};
+		struct remote_bids rb = {&c, -EAGAIN};
+		struct sonde_buildid_source src = {remote_build_id, &rb};
+		struct sonde_record_bids found;
 
 		if (c.end.reason == SONDE_AGENT_END_SIZE_CAP ||
 		    c.end.reason == SONDE_AGENT_END_ERROR)
 			cli_warn("the capture ended early on the target: %s", c.end.message);
-		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src);
+		r = sonde_record_build_ids_from(w, of.tmp ? of.tmp : output, &src, &found);
 		if (r < 0)
 			cli_warn("build ids: %s", sonde_strerror(r));
+		else
+			cli_cache_vdso(cache_dir, &found, rb.vdso_fd);
+		if (rb.vdso_fd >= 0)
+			close(rb.vdso_fd);
 		summary(&c, w, target, output);
 		sonde_agent_client_bye(&c);
 		ret = EXIT_OK;

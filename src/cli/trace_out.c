@@ -70,7 +70,7 @@ int trace_out_open(struct trace_out *to, const char *output, int ncpus,
 		f = fopen(path, "wxe");
 		if (!f) {
 			r = -errno;
-			cli_error("%s: %s", path, strerror(-r));
+			cli_error("%s: %s", path, sonde_strerror(r));
 			free(to->cpu_files[c]);
 			to->cpu_files[c] = NULL;
 			return r;
@@ -177,7 +177,7 @@ static int recover_one(struct cli *cli, const struct sonde_trace_leftover *lo)
 		if (r == 0)
 			r = whole_pages(files[c], page);
 		if (r < 0)
-			cli_error("%s: %s", path, strerror(-r));
+			cli_error("%s: %s", path, sonde_strerror(r));
 	}
 	if (r == 0 && (r = sonde_outfile_open(&of, lo->output, 0644, 0, &e)) < 0)
 		cli_error("%s", e.text);
@@ -225,7 +225,7 @@ int trace_recover(int argc, char **argv, struct cli *cli)
 		return EXIT_FAIL;
 	r = sonde_trace_leftover_find(SONDE_RUN_DIR, &v, &n);
 	if (r < 0) {
-		cli_error("%s: %s", SONDE_RUN_DIR, strerror(-r));
+		cli_error("%s: %s", SONDE_RUN_DIR, sonde_strerror(r));
 		free(want);
 		return EXIT_FAIL;
 	}

@@ -171,3 +171,19 @@ int sonde_list_dir(const char *path, bool dirs_only, struct sonde_strlist *out)
 	sonde_strlist_sort(out);
 	return ret;
 }
+
+int sonde_mkdir_parents(const char *path, unsigned int mode)
+{
+	char buf[4096];
+	int r = sonde_path(buf, sizeof(buf), "%s", path);
+
+	if (r < 0)
+		return r;
+	for (char *p = strchr(buf + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(buf, (mode_t)mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}

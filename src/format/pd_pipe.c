@@ -51,7 +51,7 @@ static int take_feature(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t 
 	uint64_t bit;
 
 	if (size < 16)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 					"HEADER_FEATURE at offset 0x%" PRIx64 ": size %u too small",
 					off, size);
 	bit = pd_get64(rec + 8);
@@ -65,7 +65,7 @@ static int take_feature(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t 
 	r->feat_ptr[bit] = rec + 16;
 	r->feat_sec[bit].offset = off + 16;
 	r->feat_sec[bit].size = size - 16u;
-	return pd_reader_parse_feature(r, (unsigned)bit);
+	return sonde_pd_reader_parse_feature(r, (unsigned)bit);
 }
 
 /* Bytes of the whole record at @p (size and trailing data), 0 if it does
@@ -100,7 +100,7 @@ static int64_t scan(struct sonde_pd_reader *r, const uint8_t *p, uint64_t len, u
 			break; /* the data proper */
 		switch (type) {
 		case SONDE_PD_RECORD_HEADER_ATTR:
-			err = pd_reader_take_attr(r, rec, size, off + pos);
+			err = sonde_pd_reader_take_attr(r, rec, size, off + pos);
 			break;
 		case SONDE_PD_RECORD_HEADER_FEATURE:
 			err = take_feature(r, rec, size, off + pos);
@@ -155,7 +155,7 @@ static int read_ahead(struct sonde_pd_reader *r)
 	size_t cap = 4096, done = 0;
 
 	if (!(r->pre = malloc(cap)))
-		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+		return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	for (;;) {
 		int64_t need = missing(r->pre + done, r->pre_len - done);
 		ssize_t got;
@@ -171,7 +171,7 @@ static int read_ahead(struct sonde_pd_reader *r)
 			continue;
 		}
 		if ((uint64_t)need > PRE_MAX - r->pre_len)
-			return pd_reader_setmsg(r, SONDE_E_LIMIT,
+			return sonde_pd_reader_setmsg(r, SONDE_E_LIMIT,
 						"pipe header records: more than %u MiB before the "
 						"first event record",
 						PRE_MAX >> 20);
@@ -182,7 +182,7 @@ static int read_ahead(struct sonde_pd_reader *r)
 			while (ncap < r->pre_len + (size_t)need)
 				ncap *= 2;
 			if (!(b = realloc(r->pre, ncap)))
-				return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+				return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 			r->pre = b;
 			cap = ncap;
 		}
@@ -190,7 +190,7 @@ static int read_ahead(struct sonde_pd_reader *r)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return pd_reader_setmsg(r, -errno, "reading the pipe header records: %s",
+			return sonde_pd_reader_setmsg(r, -errno, "reading the pipe header records: %s",
 						sonde_strerror(-errno));
 		if (got == 0)
 			return 0; /* the stream ended: the iteration finds the cut record */
@@ -198,7 +198,7 @@ static int read_ahead(struct sonde_pd_reader *r)
 	}
 }
 
-int pd_pipe_prelude(struct sonde_pd_reader *r)
+int sonde_pd_pipe_prelude(struct sonde_pd_reader *r)
 {
 	int64_t n;
 	int err;
@@ -216,7 +216,7 @@ int pd_pipe_prelude(struct sonde_pd_reader *r)
 	return 0;
 }
 
-int pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
+int sonde_pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 {
 	size_t left = r->pre_len - r->pre_pos;
 	const uint8_t *p = r->pre + r->pre_pos;
@@ -228,11 +228,11 @@ int pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		/* read_ahead stops only at the end of the stream or a bad size. */
 		r->pre_pos = r->pre_len;
 		if (left >= 8 && pd_get16(p + 6) < 8)
-			return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 							 "record type %u at offset 0x%" PRIx64
 							 ": size %u smaller than header",
 							 pd_get32(p), r->pos, pd_get16(p + 6));
-		return pd_reader_truncated(r, r->pos, "the stream ends inside a record");
+		return sonde_pd_reader_truncated(r, r->pos, "the stream ends inside a record");
 	}
 	if ((uintptr_t)p % 8) {
 		memcpy(r->scratch, p, pd_get16(p + 6));
@@ -246,7 +246,7 @@ int pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = false;
 	rec->extra_size = n - rec->size;
 	rec->extra = rec->extra_size ? r->pre + r->pre_pos + rec->size : NULL;
-	rec->attr = pd_reader_record_attr(r, rec->type, p, rec->size);
+	rec->attr = sonde_pd_reader_record_attr(r, rec->type, p, rec->size);
 	r->pre_pos += n;
 	r->pos += n;
 	return 1;

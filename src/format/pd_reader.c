@@ -41,7 +41,7 @@
 #include "pd_reader_internal.h"
 #include "pd_zstd.h"
 
-int pd_reader_setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
+int sonde_pd_reader_setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -81,7 +81,7 @@ static int index_ids(struct sonde_pd_reader *r)
 		n += r->attrs[i]->nr_ids;
 	m = calloc(n ? n : 1, sizeof(*m));
 	if (!m)
-		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+		return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < r->nr_attrs; i++)
 		for (size_t j = 0; j < r->attrs[i]->nr_ids; j++) {
 			m[k].id = r->attrs[i]->ids[j];
@@ -126,11 +126,11 @@ static int add_attr(struct sonde_pd_reader *r, const uint8_t *a, size_t fsz, con
 
 	v = realloc(r->attrs, (r->nr_attrs + 1) * sizeof(*v));
 	if (!v)
-		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+		return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	r->attrs = v;
 	e = calloc(1, sizeof(*e) + nr_ids * sizeof(uint64_t));
 	if (!e)
-		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+		return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	memcpy(&e->attr, a, fsz < sizeof(e->attr) ? fsz : sizeof(e->attr));
 	e->file_size = (uint32_t)fsz;
 	e->attr.size = sizeof(e->attr);
@@ -151,10 +151,10 @@ static int read_attrs(struct sonde_pd_reader *r)
 	if (h->attrs.size == 0)
 		return 0;
 	if (stride < PERF_ATTR_SIZE_VER0 + sizeof(struct sonde_pd_section) || stride > 4096)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT, "header: attr size %" PRIu64 " is invalid",
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "header: attr size %" PRIu64 " is invalid",
 			      stride);
 	if (!inside(h->attrs.offset, h->attrs.size, r->len))
-		return pd_reader_setmsg(r, SONDE_E_TRUNCATED,
+		return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED,
 			      "attrs section at 0x%" PRIx64 " (%" PRIu64
 			      " bytes) runs past the end of file (%zu bytes)",
 			      h->attrs.offset, h->attrs.size, r->len);
@@ -169,14 +169,14 @@ static int read_attrs(struct sonde_pd_reader *r)
 		if (fsz == 0)
 			fsz = PERF_ATTR_SIZE_VER0;
 		if (fsz < PERF_ATTR_SIZE_VER0 || fsz > stride - sizeof(struct sonde_pd_section))
-			return pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "attr %" PRIu64 " at offset 0x%" PRIx64
 				      ": size %u does not fit the attr stride %" PRIu64,
 				      i, off, fsz, stride);
 		ioff = pd_get64(a + fsz);
 		isz = pd_get64(a + fsz + 8);
 		if (isz % 8 || !inside(ioff, isz, r->len))
-			return pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "attr %" PRIu64 " at offset 0x%" PRIx64 ": ids at 0x%" PRIx64
 				      " (%" PRIu64 " bytes) outside the file",
 				      i, off, ioff, isz);
@@ -276,12 +276,12 @@ static int parse_build_ids(struct sonde_pd_reader *r, const uint8_t *p, uint64_t
 
 			if (size - off < 36 || (esz = pd_get16(p + off + 6)) < 36 ||
 			    esz > size - off)
-				return pd_reader_setmsg(r, SONDE_E_FORMAT,
+				return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 					      "build id entry at offset 0x%" PRIx64
 					      " of the BUILD_ID feature: bad size",
 					      off);
 			if (!memchr(p + off + 36, 0, esz - 36))
-				return pd_reader_setmsg(r, SONDE_E_FORMAT,
+				return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 					      "build id entry at offset 0x%" PRIx64
 					      ": file name not terminated",
 					      off);
@@ -301,7 +301,7 @@ static int parse_build_ids(struct sonde_pd_reader *r, const uint8_t *p, uint64_t
 			off += esz;
 		}
 		if (pass == 0 && !(r->bids = calloc(n ? n : 1, sizeof(*r->bids))))
-			return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+			return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	}
 	r->feat.build_ids = r->bids;
 	r->feat.nr_build_ids = n;
@@ -339,7 +339,7 @@ static int parse_event_desc(struct sonde_pd_reader *r, struct fcur *c)
 	return c->bad ? -1 : 0;
 }
 
-int pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit)
+int sonde_pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit)
 {
 	const uint8_t *p = r->feat_ptr[bit];
 	uint64_t size = r->feat_sec[bit].size;
@@ -383,7 +383,7 @@ int pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit)
 	case SONDE_PD_FEAT_CMDLINE:
 		r->argv = fstrlist(&c, &n);
 		if (!r->argv && !c.bad)
-			return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+			return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 		f->cmdline_argv = r->argv;
 		f->cmdline_argc = r->argv ? n : 0;
 		break;
@@ -418,7 +418,7 @@ int pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit)
 		free(cores);
 		free(threads);
 		if (!r->topo)
-			return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+			return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 		break;
 	}
 	case SONDE_PD_FEAT_SAMPLE_TIME:
@@ -442,7 +442,7 @@ int pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit)
 		return 0; /* kept as raw bytes */
 	}
 	if (c.bad)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "feature %u at offset 0x%" PRIx64 " (%" PRIu64 " bytes) is malformed",
 			      bit, r->feat_sec[bit].offset, size);
 	return 0;
@@ -473,7 +473,7 @@ static int read_features(struct sonde_pd_reader *r)
 		if (!inside(r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len)) {
 			/* A cut file: keep the data and the features that are whole. */
 			r->feat.truncated = true;
-			pd_reader_setmsg(r, 0,
+			sonde_pd_reader_setmsg(r, 0,
 			       "feature %u: section at 0x%" PRIx64 " (%" PRIu64
 			       " bytes) runs past the end of file (%zu bytes); dropped",
 			       bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
@@ -484,7 +484,7 @@ static int read_features(struct sonde_pd_reader *r)
 	}
 	/* In bit order, as perf does: NRCPUS comes before CPU_TOPOLOGY. */
 	for (unsigned bit = 0; bit < SONDE_PD_FEAT_BITS; bit++)
-		if (r->feat_present[bit] && (err = pd_reader_parse_feature(r, bit)))
+		if (r->feat_present[bit] && (err = sonde_pd_reader_parse_feature(r, bit)))
 			return err;
 	return 0;
 }
@@ -498,17 +498,17 @@ static int read_header(struct sonde_pd_reader *r)
 	uint64_t magic;
 
 	if (r->len < 16)
-		return pd_reader_setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header",
+		return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header",
 			      r->len);
 	magic = pd_get64(b);
 	if (magic == __builtin_bswap64(SONDE_PD_MAGIC))
-		return pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
+		return sonde_pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "byte-swapped (other-endian) perf.data is not supported");
 	if (memcmp(b, "PERFFILE", 8) == 0)
-		return pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
+		return sonde_pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "old (PERFFILE) perf.data is not supported");
 	if (magic != SONDE_PD_MAGIC)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
 	h->magic = magic;
 	h->size = pd_get64(b + 8);
 	if (h->size == 16) {
@@ -519,13 +519,13 @@ static int read_header(struct sonde_pd_reader *r)
 	}
 	/* perf also takes the header from before the feature bitmap (72 bytes) */
 	if (h->size != sizeof(*h) && h->size != offsetof(struct sonde_pd_file_header, features))
-		return pd_reader_setmsg(r, SONDE_E_FORMAT, "header: size %" PRIu64 " is not 104 or 16",
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "header: size %" PRIu64 " is not 104 or 16",
 			      h->size);
 	if (r->stream)
-		return pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
+		return sonde_pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
 			      "a file-mode perf.data can't be read from a pipe");
 	if (r->len < h->size)
-		return pd_reader_setmsg(r, SONDE_E_TRUNCATED,
+		return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED,
 			      "%zu bytes: too small for the %" PRIu64 "-byte perf.data header",
 			      r->len, h->size);
 	h->attr_size = pd_get64(b + 16);
@@ -540,7 +540,7 @@ static int read_header(struct sonde_pd_reader *r)
 	h->features[0] &= ~1ull; /* HEADER_RESERVED, always clear */
 
 	if (h->data.offset < h->size || h->data.offset > r->len)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "header: data offset 0x%" PRIx64 " outside the file (%zu bytes)",
 			      h->data.offset, r->len);
 	r->data_start = h->data.offset;
@@ -565,15 +565,15 @@ static int finish_open(struct sonde_pd_reader *r)
 	r->sample_id_pos = -1;
 	r->scratch = malloc(UINT16_MAX + 1);
 	if (!r->scratch)
-		return pd_reader_setmsg(r, -ENOMEM, "out of memory");
+		return sonde_pd_reader_setmsg(r, -ENOMEM, "out of memory");
 	if ((err = read_header(r)))
 		return err;
 	r->pos = r->data_start;
 	if (r->pipe)
-		return pd_pipe_prelude(r);
+		return sonde_pd_pipe_prelude(r);
 	if ((err = read_attrs(r)) || (err = index_ids(r)) || (err = read_features(r)))
 		return err;
-	pd_trailer_read(r);
+	sonde_pd_trailer_read(r);
 	return 0;
 }
 
@@ -658,13 +658,13 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 		return errmsg ? sonde_errmsg_set(errmsg, -ENOMEM, "out of memory") : -ENOMEM;
 	r->fd = fd;
 	if (fstat(fd, &st) != 0) {
-		err = pd_reader_setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
+		err = sonde_pd_reader_setmsg(r, -errno, "fstat: %s", sonde_strerror(-errno));
 	} else if (S_ISREG(st.st_mode)) {
 		if (st.st_size > 0) {
 			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (r->map == MAP_FAILED) {
 				r->map = NULL;
-				err = pd_reader_setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
+				err = sonde_pd_reader_setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
 			} else {
 				r->map_len = (size_t)st.st_size;
 				/* Read once front to back: big readahead, and what was
@@ -682,7 +682,7 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 			r->base = r->sbuf;
 			r->len = r->slen;
 		} else {
-			pd_reader_setmsg(r, err, "reading the header: %s", sonde_strerror(err));
+			sonde_pd_reader_setmsg(r, err, "reading the header: %s", sonde_strerror(err));
 		}
 	}
 	err = conclude(r, err, out, errmsg);
@@ -738,7 +738,7 @@ void sonde_pd_reader_close(struct sonde_pd_reader *r)
 	free(r->scratch);
 	free(r->sbuf);
 	free(r->pre);
-	pd_zdecomp_free(r->zd);
+	sonde_pd_zdecomp_free(r->zd);
 	free(r->zbuf);
 	free(r);
 }
@@ -818,7 +818,7 @@ int sonde_pd_reader_rewind(struct sonde_pd_reader *r)
 	r->err = 0;
 	r->zlen = r->zpos = 0;
 	if (r->zd)
-		pd_zdecomp_reset(r->zd);
+		sonde_pd_zdecomp_reset(r->zd);
 	if (r->tail == SONDE_PD_TAIL_TRUNCATED)
 		r->tail = SONDE_PD_TAIL_CLEAN;
 	return 0;
@@ -827,7 +827,7 @@ int sonde_pd_reader_rewind(struct sonde_pd_reader *r)
 /* ---- iteration -------------------------------------------------------- */
 
 /* The event of a kernel record, found through its id. */
-const struct sonde_pd_attr *pd_reader_record_attr(const struct sonde_pd_reader *r, uint32_t type,
+const struct sonde_pd_attr *sonde_pd_reader_record_attr(const struct sonde_pd_reader *r, uint32_t type,
 						  const uint8_t *rec, uint16_t size)
 {
 	const struct perf_event_attr *a0;
@@ -863,19 +863,19 @@ const struct sonde_pd_attr *pd_reader_record_attr(const struct sonde_pd_reader *
 }
 
 /* A HEADER_ATTR record (pipe mode): attr, then the event's ids. */
-int pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off)
+int sonde_pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off)
 {
 	uint32_t asz;
 	int err;
 
 	if (size < 8 + PERF_ATTR_SIZE_VER0)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "HEADER_ATTR at offset 0x%" PRIx64 ": size %u too small", off, size);
 	asz = pd_get32(rec + 8 + 4);
 	if (asz == 0)
 		asz = PERF_ATTR_SIZE_VER0;
 	if (asz < PERF_ATTR_SIZE_VER0 || asz > size - 8u || (size - 8u - asz) % 8)
-		return pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 			      "HEADER_ATTR at offset 0x%" PRIx64
 			      ": attr size %u does not fit record size %u",
 			      off, asz, size);
@@ -890,16 +890,16 @@ static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *r
 	*extra = pd_record_extra(type, rec, size);
 	if ((type == SONDE_PD_RECORD_HEADER_TRACING_DATA && size < 12) ||
 	    (type == SONDE_PD_RECORD_AUXTRACE && size < 16))
-		return pd_reader_setmsg(r, SONDE_E_FORMAT, "%s at offset 0x%" PRIx64 ": size %u too small",
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "%s at offset 0x%" PRIx64 ": size %u too small",
 			      sonde_pd_record_name(type), off, size);
 	return 0;
 }
 
 /* End of the data reached with @left bytes that don't make a record. */
-int pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what)
+int sonde_pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what)
 {
 	r->tail = SONDE_PD_TAIL_TRUNCATED;
-	pd_reader_setmsg(r, 0, "record at offset 0x%" PRIx64 ": %s; the file is truncated", off, what);
+	sonde_pd_reader_setmsg(r, 0, "record at offset 0x%" PRIx64 ": %s; the file is truncated", off, what);
 	r->pos = r->data_end;
 	return 0;
 }
@@ -912,40 +912,40 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	int err;
 
 	if (r->pre_pos < r->pre_len)
-		return pd_pipe_next_pre(r, rec);
+		return sonde_pd_pipe_next_pre(r, rec);
 	r->slen = 0;
 	if ((err = stream_fill(r, 8)))
-		return r->err = pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
 				       sonde_strerror(err));
 	if (r->slen == 0)
 		return 0;
 	if (r->slen < 8)
-		return pd_reader_truncated(r, off, "the stream ends inside a record header");
+		return sonde_pd_reader_truncated(r, off, "the stream ends inside a record header");
 	type = pd_get32(r->sbuf);
 	size = pd_get16(r->sbuf + 6);
 	if (size < 8)
-		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record type %u at offset 0x%" PRIx64
 				       ": size %u smaller than header",
 				       type, off, size);
 	if ((err = stream_fill(r, size)))
-		return r->err = pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
 				       sonde_strerror(err));
 	if (r->slen < size)
-		return pd_reader_truncated(r, off, "the stream ends inside the record");
+		return sonde_pd_reader_truncated(r, off, "the stream ends inside the record");
 	if ((err = extra_size(r, type, r->sbuf, size, off, &extra)))
 		return r->err = err;
 	if (extra > STREAM_MAX - size)
-		return r->err = pd_reader_setmsg(r, SONDE_E_LIMIT,
+		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_LIMIT,
 				       "record type %u at offset 0x%" PRIx64 ": %" PRIu64
 				       " bytes of trailing data",
 				       type, off, extra);
 	if ((err = stream_fill(r, size + extra)))
-		return r->err = pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
+		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
 				       sonde_strerror(err));
 	if (r->slen < size + extra)
-		return pd_reader_truncated(r, off, "the stream ends inside the record's data");
-	if (type == SONDE_PD_RECORD_HEADER_ATTR && (err = pd_reader_take_attr(r, r->sbuf, size, off)))
+		return sonde_pd_reader_truncated(r, off, "the stream ends inside the record's data");
+	if (type == SONDE_PD_RECORD_HEADER_ATTR && (err = sonde_pd_reader_take_attr(r, r->sbuf, size, off)))
 		return r->err = err;
 	rec->offset = off;
 	rec->type = type;
@@ -955,7 +955,7 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = false;
 	rec->extra = extra ? r->sbuf + size : NULL;
 	rec->extra_size = extra;
-	rec->attr = pd_reader_record_attr(r, type, r->sbuf, size);
+	rec->attr = sonde_pd_reader_record_attr(r, type, r->sbuf, size);
 	r->pos += size + extra;
 	return 1;
 }
@@ -974,7 +974,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	if (off >= r->data_end) {
 		if (r->truncated_file && r->tail == SONDE_PD_TAIL_CLEAN) {
 			r->tail = SONDE_PD_TAIL_TRUNCATED;
-			pd_reader_setmsg(r, 0,
+			sonde_pd_reader_setmsg(r, 0,
 			       "the file ends at offset 0x%" PRIx64
 			       " inside the data section (which ends at 0x%" PRIx64 ")",
 			       off, r->hdr.data.offset + r->hdr.data.size);
@@ -985,8 +985,8 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	p = r->base + off;
 	if (left < 8) {
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
-			return pd_reader_truncated(r, off, "the file ends inside a record header");
-		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_truncated(r, off, "the file ends inside a record header");
+		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record at offset 0x%" PRIx64 ": %" PRIu64
 				       " bytes left in the data section, less than a header",
 				       off, left);
@@ -994,7 +994,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	type = pd_get32(p);
 	size = pd_get16(p + 6);
 	if (size < 8)
-		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record type %u at offset 0x%" PRIx64
 				       ": size %u smaller than header",
 				       type, off, size);
@@ -1002,8 +1002,8 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		return r->err = err;
 	if (size > left || extra > left - size) {
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
-			return pd_reader_truncated(r, off, "the file ends inside the record");
-		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_truncated(r, off, "the file ends inside the record");
+		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "record type %u at offset 0x%" PRIx64 ": size %" PRIu64
 				       " runs past the end of the data section (0x%" PRIx64 ")",
 				       type, off, size + extra, r->data_end);
@@ -1014,7 +1014,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	}
 	/* The pipe's header records were taken at open (pd_pipe.c). */
 	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe && off >= r->pre_end &&
-	    (err = pd_reader_take_attr(r, p, size, off)))
+	    (err = sonde_pd_reader_take_attr(r, p, size, off)))
 		return r->err = err;
 	rec->offset = off;
 	rec->type = type;
@@ -1024,7 +1024,7 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = p != r->scratch; /* in the mapping (or the caller's memory) */
 	rec->extra = extra ? r->base + off + size : NULL;
 	rec->extra_size = extra;
-	rec->attr = pd_reader_record_attr(r, type, p, size);
+	rec->attr = sonde_pd_reader_record_attr(r, type, p, size);
 	r->pos = off + size + extra;
 	return 1;
 }
@@ -1050,7 +1050,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	size = pd_get16(p + 6);
 	if (size < 8)
 		return r->err =
-			   pd_reader_setmsg(r, SONDE_E_FORMAT,
+			   sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				  "record type %u unpacked from the COMPRESSED record at offset "
 				  "0x%" PRIx64 ": size %u smaller than header",
 				  type, r->zoff, size);
@@ -1065,7 +1065,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		p = r->scratch;
 	}
 	if (type == SONDE_PD_RECORD_HEADER_ATTR && r->pipe &&
-	    (err = pd_reader_take_attr(r, p, size, r->zoff)))
+	    (err = sonde_pd_reader_take_attr(r, p, size, r->zoff)))
 		return r->err = err;
 	rec->offset = r->zoff;
 	rec->type = type;
@@ -1075,7 +1075,7 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	rec->stable = false;
 	rec->extra = extra ? r->zbuf + r->zpos + size : NULL;
 	rec->extra_size = extra;
-	rec->attr = pd_reader_record_attr(r, type, p, size);
+	rec->attr = sonde_pd_reader_record_attr(r, type, p, size);
 	r->zpos += size + extra;
 	return 1;
 }
@@ -1086,8 +1086,8 @@ static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
 	const char *why = "?";
 	int err;
 
-	if (!r->zd && (err = pd_zdecomp_new(&r->zd)))
-		return r->err = pd_reader_setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
+	if (!r->zd && (err = sonde_pd_zdecomp_new(&r->zd)))
+		return r->err = sonde_pd_reader_setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
 				       "COMPRESSED record at offset 0x%" PRIx64
 				       ": this sonde was built without zstd",
 				       rec->offset);
@@ -1097,17 +1097,17 @@ static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
 		r->zpos = 0;
 	}
 	r->zoff = rec->offset;
-	err = pd_zdecomp_append(r->zd, (const uint8_t *)rec->data + 8, rec->size - 8u, &r->zbuf,
+	err = sonde_pd_zdecomp_append(r->zd, (const uint8_t *)rec->data + 8, rec->size - 8u, &r->zbuf,
 				&r->zlen, &r->zcap, UNPACK_MAX, &why);
 	if (err == -ENOMEM)
-		return r->err = pd_reader_setmsg(r, err, "out of memory decompressing records");
+		return r->err = sonde_pd_reader_setmsg(r, err, "out of memory decompressing records");
 	if (err == SONDE_E_LIMIT)
-		return r->err = pd_reader_setmsg(r, err,
+		return r->err = sonde_pd_reader_setmsg(r, err,
 				       "COMPRESSED record at offset 0x%" PRIx64
 				       ": more than %u MiB of records without a whole one",
 				       rec->offset, UNPACK_MAX >> 20);
 	if (err)
-		return r->err = pd_reader_setmsg(r, SONDE_E_FORMAT,
+		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				       "COMPRESSED record at offset 0x%" PRIx64 ": zstd: %s",
 				       rec->offset, why);
 	return 0;
@@ -1125,7 +1125,7 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		if ((n = next_stored(r, rec)) <= 0) {
 			if (n == 0 && r->zpos < r->zlen && r->tail == SONDE_PD_TAIL_CLEAN) {
 				r->tail = SONDE_PD_TAIL_TRUNCATED;
-				pd_reader_setmsg(r, 0,
+				sonde_pd_reader_setmsg(r, 0,
 				       "the compressed data ends inside a record (COMPRESSED "
 				       "record at "
 				       "offset 0x%" PRIx64 ")",
@@ -1162,12 +1162,12 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		return 0;
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		if (!rec->attr)
-			return pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "sample at offset 0x%" PRIx64 ": no event with its id",
 				      rec->offset);
 		err = sonde_pd_sample_parse(&rec->attr->attr, p, rec->size, &ev->sample, &what);
 		if (err)
-			return pd_reader_setmsg(
+			return sonde_pd_reader_setmsg(
 			    r, err, "sample at offset 0x%" PRIx64 ": %s %s (record size %u)",
 			    rec->offset, what,
 			    err == SONDE_E_TRUNCATED ? "runs past the record" : "is invalid",
@@ -1177,7 +1177,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 	if (rec->attr) {
 		trailer = sonde_pd_sample_id_size(&rec->attr->attr);
 		if (sonde_pd_sample_id_parse(&rec->attr->attr, p, rec->size, &ev->sample))
-			return pd_reader_setmsg(r, SONDE_E_TRUNCATED,
+			return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED,
 				      "record type %u at offset 0x%" PRIx64
 				      ": size %u too small for its %zu-byte sample id",
 				      rec->type, rec->offset, rec->size, trailer);
@@ -1208,7 +1208,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		return 0;
 	}
 	if ((size_t)(end - p) < fixed)
-		return pd_reader_setmsg(
+		return sonde_pd_reader_setmsg(
 		    r, SONDE_E_FORMAT,
 		    "%s at offset 0x%" PRIx64 ": size %u smaller than its %zu fixed bytes",
 		    sonde_pd_record_name(rec->type), rec->offset, rec->size, fixed + trailer);
@@ -1237,7 +1237,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		}
 		m->filename = body_string(p + fixed, end);
 		if (!m->filename)
-			return pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "%s at offset 0x%" PRIx64 ": file name not terminated",
 				      sonde_pd_record_name(rec->type), rec->offset);
 		break;
@@ -1247,7 +1247,7 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		ev->comm.tid = pd_get32(p + 12);
 		ev->comm.comm = body_string(p + 16, end);
 		if (!ev->comm.comm)
-			return pd_reader_setmsg(r, SONDE_E_FORMAT,
+			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
 				      "COMM at offset 0x%" PRIx64 ": name not terminated",
 				      rec->offset);
 		break;

@@ -65,28 +65,28 @@ struct sonde_pd_reader {
 	uint64_t pre_end; /* stream offset where they end: their HEADER_ATTRs are taken */
 };
 
-int pd_reader_setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
+int sonde_pd_reader_setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Parses feature @bit from feat_ptr[bit], feat_sec[bit].size bytes. */
-int pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit);
+int sonde_pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit);
 /* Adds the event of a HEADER_ATTR record (pipe mode). */
-int pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off);
+int sonde_pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off);
 
 /* The event of a kernel record, found through its id. */
-const struct sonde_pd_attr *pd_reader_record_attr(const struct sonde_pd_reader *r, uint32_t type,
+const struct sonde_pd_attr *sonde_pd_reader_record_attr(const struct sonde_pd_reader *r, uint32_t type,
 						  const uint8_t *rec, uint16_t size);
 /* Ends iteration at a cut record: tail TRUNCATED, message kept.  Return: 0. */
-int pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what);
+int sonde_pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what);
 
 /* pd_trailer.c: sonde's own sections, from the trailer of a mapped file. */
-void pd_trailer_read(struct sonde_pd_reader *r);
+void sonde_pd_trailer_read(struct sonde_pd_reader *r);
 
 /* pd_pipe.c */
 /* Takes the events, names, features and tracing data of the header
  * records at the start of a pipe-mode capture (mapped, or read ahead
- * from a stream and replayed by pd_pipe_next_pre()).  Return: 0 or error. */
-int pd_pipe_prelude(struct sonde_pd_reader *r);
+ * from a stream and replayed by sonde_pd_pipe_next_pre()).  Return: 0 or error. */
+int sonde_pd_pipe_prelude(struct sonde_pd_reader *r);
 /* The next read-ahead record of a stream: 1, 0 when none is left, or error. */
-int pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *rec);
+int sonde_pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *rec);
 
 #endif

@@ -30,7 +30,7 @@
 #define TRAILER_MAGIC 0x31545845444e4f53ULL /* "SONDEXT1" read as LE u64 */
 #define ENTRY_SIZE 24u
 
-int pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos)
+int sonde_pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos)
 {
 	uint8_t index[8 + SONDE_PD_FEAT_SONDE_MAX * ENTRY_SIZE], foot[16];
 	uint32_t n = 0;
@@ -47,7 +47,7 @@ int pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos)
 		pd_put32(e, id);
 		pd_put64(e + 8, pos);
 		pd_put64(e + 16, b->len);
-		if ((err = pd_writer_put(w, b->data, b->len, pos, "a sonde section")))
+		if ((err = sonde_pd_writer_put(w, b->data, b->len, pos, "a sonde section")))
 			return err;
 		pos = (pos + b->len + 7) & ~7ull;
 		n++;
@@ -58,12 +58,12 @@ int pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos)
 	pd_put32(index + 4, 0);
 	pd_put64(foot, pos);
 	pd_put64(foot + 8, TRAILER_MAGIC);
-	if ((err = pd_writer_put(w, index, 8 + n * ENTRY_SIZE, pos, "the sonde index")))
+	if ((err = sonde_pd_writer_put(w, index, 8 + n * ENTRY_SIZE, pos, "the sonde index")))
 		return err;
-	return pd_writer_put(w, foot, sizeof(foot), pos + 8 + n * ENTRY_SIZE, "the sonde footer");
+	return sonde_pd_writer_put(w, foot, sizeof(foot), pos + 8 + n * ENTRY_SIZE, "the sonde footer");
 }
 
-void pd_trailer_read(struct sonde_pd_reader *r)
+void sonde_pd_trailer_read(struct sonde_pd_reader *r)
 {
 	const uint8_t *p = r->base;
 	uint64_t len = r->len, idx, n;

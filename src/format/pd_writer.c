@@ -35,7 +35,7 @@
 #include "pd_zstd.h"
 
 /* Records the first error; later ones keep the first message. */
-int pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
+int sonde_pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,20 +71,20 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off, size_t 
 	return 0;
 }
 
-int pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
+int sonde_pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
 		  const char *what)
 {
 	int err = pwrite_all(w->fd, buf, len, off, NULL);
 
 	if (err)
-		return pd_writer_fail(w, err, "writing %s at offset 0x%" PRIx64 ": %s", what, off,
+		return sonde_pd_writer_fail(w, err, "writing %s at offset 0x%" PRIx64 ": %s", what, off,
 			    sonde_strerror(err));
 	return 0;
 }
 
 static int alloc_fail(struct sonde_pd_writer *w)
 {
-	return pd_writer_fail(w, -ENOMEM, "out of memory");
+	return sonde_pd_writer_fail(w, -ENOMEM, "out of memory");
 }
 
 int sonde_pd_writer_open_fd(struct sonde_pd_writer **out, int fd, struct sonde_errmsg *err)
@@ -173,7 +173,7 @@ int sonde_pd_writer_add_attr(struct sonde_pd_writer *w, const struct perf_event_
 			return e;
 	}
 	/* A stream can't go back to its start: a late event gets its record now. */
-	if (w->stream && w->begun && pd_pipe_put_attr(w, (size_t)idx))
+	if (w->stream && w->begun && sonde_pd_pipe_put_attr(w, (size_t)idx))
 		return w->err;
 	return idx;
 }
@@ -186,7 +186,7 @@ int sonde_pd_writer_add_ids(struct sonde_pd_writer *w, int idx, const uint64_t *
 	if (w->err)
 		return w->err;
 	if (idx < 0 || (size_t)idx >= w->nr_attrs)
-		return pd_writer_fail(w, -EINVAL, "add_ids: no event %d", idx);
+		return sonde_pd_writer_fail(w, -EINVAL, "add_ids: no event %d", idx);
 	a = &w->attrs[idx];
 	n = realloc(a->ids, (a->nr_ids + nr) * sizeof(*n));
 	if (!n)
@@ -265,7 +265,7 @@ static int begin(struct sonde_pd_writer *w)
 	int err;
 
 	if (w->stream)
-		return pd_pipe_begin(w);
+		return sonde_pd_pipe_begin(w);
 	img = attrs_image(w, base, &len, &w->attrs_sec);
 	if (!img)
 		return alloc_fail(w);
@@ -275,7 +275,7 @@ static int begin(struct sonde_pd_writer *w)
 		err = pwrite_all(w->fd, img, len, base, NULL);
 	free(img);
 	if (err)
-		return pd_writer_fail(w, err, "writing the perf.data header: %s", sonde_strerror(err));
+		return sonde_pd_writer_fail(w, err, "writing the perf.data header: %s", sonde_strerror(err));
 	w->begun = true;
 	w->attrs_dirty = false;
 	return 0;
@@ -307,8 +307,8 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 	int err;
 
 	if (w->stream) {
-		if ((err = pd_pipe_write(w, buf, len)))
-			return pd_writer_fail(w, err, "writing records to the stream: %s",
+		if ((err = sonde_pd_pipe_write(w, buf, len)))
+			return sonde_pd_writer_fail(w, err, "writing records to the stream: %s",
 					      sonde_strerror(err));
 		w->disk_size += len;
 		return 0;
@@ -319,7 +319,7 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 		w->disk_size += whole_records(buf, done);
 		if (ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)) == 0)
 			write_header(w, false);
-		return pd_writer_fail(w, err,
+		return sonde_pd_writer_fail(w, err,
 			    "writing records at offset 0x%" PRIx64
 			    ": %s (data kept up to 0x%" PRIx64 ")",
 			    off + done, sonde_strerror(err), w->data_offset + w->disk_size);
@@ -328,7 +328,7 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 	/* Keep the header's data size current, so a killed recorder's file reads. */
 	err = write_header(w, false);
 	if (err)
-		return pd_writer_fail(w, err, "rewriting the header: %s", sonde_strerror(err));
+		return sonde_pd_writer_fail(w, err, "rewriting the header: %s", sonde_strerror(err));
 	return 0;
 }
 
@@ -367,10 +367,10 @@ static int compress_staged(struct sonde_pd_writer *w)
 
 	if (w->err || !w->z || !w->zin_len)
 		return w->err;
-	err = pd_zcomp_records(w->z, w->zin, w->zin_len, append_cb, w);
+	err = sonde_pd_zcomp_records(w->z, w->zin, w->zin_len, append_cb, w);
 	w->zin_len = 0;
 	if (err && !w->err)
-		pd_writer_fail(w, err, "zstd failed to compress records");
+		sonde_pd_writer_fail(w, err, "zstd failed to compress records");
 	return w->err;
 }
 
@@ -390,8 +390,8 @@ static int stage(struct sonde_pd_writer *w, const uint8_t *p, size_t len)
 		} else {
 			/* One record bigger than a batch goes alone. */
 			n = pd_get16(p + 6) + pd_record_extra(pd_get32(p), p, pd_get16(p + 6));
-			if (pd_zcomp_records(w->z, p, n, append_cb, w) && !w->err)
-				pd_writer_fail(w, SONDE_E_FORMAT, "zstd failed to compress records");
+			if (sonde_pd_zcomp_records(w->z, p, n, append_cb, w) && !w->err)
+				sonde_pd_writer_fail(w, SONDE_E_FORMAT, "zstd failed to compress records");
 			if (w->err)
 				return w->err;
 		}
@@ -412,19 +412,19 @@ int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len
 		size_t sz;
 
 		if (len - off < sizeof(struct perf_event_header))
-			return pd_writer_fail(
+			return sonde_pd_writer_fail(
 			    w, SONDE_E_FORMAT,
 			    "record at buffer offset %zu: %zu bytes left, less than a header", off,
 			    len - off);
 		sz = pd_get16(p + off + 6);
 		if (sz < sizeof(struct perf_event_header))
-			return pd_writer_fail(
+			return sonde_pd_writer_fail(
 			    w, SONDE_E_FORMAT,
 			    "record type %u at buffer offset %zu: size %zu smaller than header",
 			    pd_get32(p + off), off, sz);
 		if (sz > len - off ||
 		    pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz) > len - off - sz)
-			return pd_writer_fail(w, SONDE_E_FORMAT,
+			return sonde_pd_writer_fail(w, SONDE_E_FORMAT,
 				    "record type %u at buffer offset %zu: size %zu runs past the "
 				    "buffer (%zu bytes left)",
 				    pd_get32(p + off), off, sz, len - off);
@@ -454,18 +454,18 @@ int sonde_pd_writer_set_compression(struct sonde_pd_writer *w, int level)
 	if (w->err)
 		return w->err;
 	if (w->data_size)
-		return pd_writer_fail(w, -EINVAL, "compression must be set before the first record");
+		return sonde_pd_writer_fail(w, -EINVAL, "compression must be set before the first record");
 	if (w->z)
 		return 0;
-	if ((err = pd_zcomp_new(&w->z, level))) {
+	if ((err = sonde_pd_zcomp_new(&w->z, level))) {
 		if (err == -ENOTSUP)
-			return pd_writer_fail(w, err, "this sonde was built without zstd: -z is unavailable");
+			return sonde_pd_writer_fail(w, err, "this sonde was built without zstd: -z is unavailable");
 		if (err == -EINVAL)
-			return pd_writer_fail(w, err, "zstd compression level %d out of range", level);
+			return sonde_pd_writer_fail(w, err, "zstd compression level %d out of range", level);
 		return alloc_fail(w);
 	}
 	if (!(w->zin = malloc(ZBATCH))) {
-		pd_zcomp_free(w->z);
+		sonde_pd_zcomp_free(w->z);
 		w->z = NULL;
 		return alloc_fail(w);
 	}
@@ -475,7 +475,7 @@ int sonde_pd_writer_set_compression(struct sonde_pd_writer *w, int level)
 
 bool sonde_pd_writer_can_compress(void)
 {
-	return pd_zstd_available();
+	return sonde_pd_zstd_available();
 }
 
 uint64_t sonde_pd_writer_file_data_size(const struct sonde_pd_writer *w)
@@ -484,7 +484,7 @@ uint64_t sonde_pd_writer_file_data_size(const struct sonde_pd_writer *w)
 }
 
 /* HEADER_COMPRESSED: version, type (1: zstd), level, ratio, mmap_len. */
-int pd_writer_compressed_feature(struct sonde_pd_writer *w)
+int sonde_pd_writer_compressed_feature(struct sonde_pd_writer *w)
 {
 	uint8_t b[20];
 	uint64_t packed = w->disk_size ? w->disk_size : 1;
@@ -508,7 +508,7 @@ static int blob_put(struct sonde_pd_writer *w, unsigned bit, const void *data, s
 	if (w->err)
 		return w->err;
 	if (bit == 0 || bit >= SONDE_PD_FEAT_BITS)
-		return pd_writer_fail(w, -EINVAL, "feature bit %u out of range", bit);
+		return sonde_pd_writer_fail(w, -EINVAL, "feature bit %u out of range", bit);
 	b = &w->feat[bit];
 	if (!append)
 		b->len = 0;
@@ -552,7 +552,7 @@ int sonde_pd_writer_set_string(struct sonde_pd_writer *w, unsigned feat, const c
 	case SONDE_PD_FEAT_CPUID:
 		break;
 	default:
-		return pd_writer_fail(w, -EINVAL, "feature %u is not a string", feat);
+		return sonde_pd_writer_fail(w, -EINVAL, "feature %u is not a string", feat);
 	}
 	n = put_string(NULL, s);
 	if (!(tmp = malloc(n)))
@@ -626,7 +626,7 @@ int sonde_pd_writer_set_cmdline(struct sonde_pd_writer *w, int argc, const char 
 	int err;
 
 	if (argc < 0)
-		return pd_writer_fail(w, -EINVAL, "negative argc");
+		return sonde_pd_writer_fail(w, -EINVAL, "negative argc");
 	if (!(b = string_list((uint32_t)argc, argv, &len)))
 		return alloc_fail(w);
 	err = blob_put(w, SONDE_PD_FEAT_CMDLINE, b, len, false);
@@ -648,9 +648,9 @@ int sonde_pd_writer_add_build_id(struct sonde_pd_writer *w, int32_t pid, uint16_
 	int err;
 
 	if (id_len > 20)
-		return pd_writer_fail(w, -EINVAL, "build id of %s: %zu bytes, at most 20", filename, id_len);
+		return sonde_pd_writer_fail(w, -EINVAL, "build id of %s: %zu bytes, at most 20", filename, id_len);
 	if (n > UINT16_MAX)
-		return pd_writer_fail(w, -ENAMETOOLONG, "build id file name too long: %s", filename);
+		return sonde_pd_writer_fail(w, -ENAMETOOLONG, "build id file name too long: %s", filename);
 	if (!(e = calloc(1, n)))
 		return alloc_fail(w);
 	/* perf_event_header (type 0), pid, 20 id bytes + size byte + 3 pad, name */
@@ -738,12 +738,12 @@ int sonde_pd_writer_set_sonde_feature(struct sonde_pd_writer *w, unsigned n, con
 				      size_t len)
 {
 	if (n >= SONDE_PD_FEAT_SONDE_MAX)
-		return pd_writer_fail(w, -EINVAL, "sonde feature %u out of range", n);
+		return sonde_pd_writer_fail(w, -EINVAL, "sonde feature %u out of range", n);
 	return blob_put(w, SONDE_PD_FEAT_SONDE_BASE + n, blob, len, false);
 }
 
 /* HEADER_EVENT_DESC from the events: attrs with their names and ids. */
-int pd_writer_event_desc(struct sonde_pd_writer *w)
+int sonde_pd_writer_event_desc(struct sonde_pd_writer *w)
 {
 	size_t total = 8, pos = 8;
 	uint8_t *b;
@@ -778,7 +778,7 @@ static int write_tail(struct sonde_pd_writer *w)
 	uint8_t *tab;
 	int err = 0;
 
-	if (w->nr_attrs && pd_writer_event_desc(w))
+	if (w->nr_attrs && sonde_pd_writer_event_desc(w))
 		return w->err;
 	for (unsigned b = 0; b < SONDE_PD_FEAT_SONDE_BASE; b++)
 		nr += w->feat[b].set;
@@ -791,11 +791,11 @@ static int write_tail(struct sonde_pd_writer *w)
 		pd_put64(tab + i * 16, pos);
 		pd_put64(tab + i * 16 + 8, w->feat[b].len);
 		i++;
-		err = pd_writer_put(w, w->feat[b].data, w->feat[b].len, pos, "a header feature");
+		err = sonde_pd_writer_put(w, w->feat[b].data, w->feat[b].len, pos, "a header feature");
 		pos += w->feat[b].len;
 	}
 	if (!err)
-		err = pd_writer_put(w, tab, nr * sizeof(struct sonde_pd_section), table, "the feature table");
+		err = sonde_pd_writer_put(w, tab, nr * sizeof(struct sonde_pd_section), table, "the feature table");
 	free(tab);
 	if (!err && w->attrs_dirty) {
 		/* Events added after the data began: a new attrs section at the end. */
@@ -805,14 +805,14 @@ static int write_tail(struct sonde_pd_writer *w)
 		pos = (pos + 7) & ~7ull;
 		if (!(img = attrs_image(w, pos, &len, &w->attrs_sec)))
 			return alloc_fail(w);
-		err = pd_writer_put(w, img, len, pos, "the attrs");
+		err = sonde_pd_writer_put(w, img, len, pos, "the attrs");
 		free(img);
 		pos += len;
 	}
 	if (!err)
-		err = pd_trailer_write(w, pos);
+		err = sonde_pd_trailer_write(w, pos);
 	if (!err && (err = write_header(w, true)))
-		pd_writer_fail(w, err, "writing the final header: %s", sonde_strerror(err));
+		sonde_pd_writer_fail(w, err, "writing the final header: %s", sonde_strerror(err));
 	return err;
 }
 
@@ -832,7 +832,7 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 		begin(w);
 	if (w->stream) {
 		if (!w->err)
-			pd_pipe_end(w);
+			sonde_pd_pipe_end(w);
 		err = w->err;
 		if (err && errmsg)
 			*errmsg = w->msg;
@@ -841,9 +841,9 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 		goto free_all;
 	}
 	if (w->z && !w->err)
-		pd_writer_compressed_feature(w);
+		sonde_pd_writer_compressed_feature(w);
 	if (!w->err && ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)))
-		pd_writer_fail(w, -errno, "truncating after the data: %s", sonde_strerror(-errno));
+		sonde_pd_writer_fail(w, -errno, "truncating after the data: %s", sonde_strerror(-errno));
 	if (!w->err)
 		write_tail(w);
 	if (w->err && w->begun) {
@@ -868,7 +868,7 @@ free_all:
 	for (unsigned b = 0; b < SONDE_PD_FEAT_BITS; b++)
 		free(w->feat[b].data);
 	free(w->buf);
-	pd_zcomp_free(w->z);
+	sonde_pd_zcomp_free(w->z);
 	free(w->zin);
 	free(w);
 	return err;

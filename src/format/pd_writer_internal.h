@@ -53,28 +53,28 @@ struct sonde_pd_writer {
 	uint32_t zlevel;
 };
 
-int pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
+int sonde_pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Serializes HEADER_EVENT_DESC from the events into its feature blob. */
-int pd_writer_event_desc(struct sonde_pd_writer *w);
+int sonde_pd_writer_event_desc(struct sonde_pd_writer *w);
 /* Sets HEADER_COMPRESSED from the compression settings (-z). */
-int pd_writer_compressed_feature(struct sonde_pd_writer *w);
+int sonde_pd_writer_compressed_feature(struct sonde_pd_writer *w);
 
 /* Writes @len bytes at file offset @off (sticky error, message naming @what). */
-int pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
+int sonde_pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
 		  const char *what);
 
 /* pd_trailer.c: sonde's own sections after everything else, from @pos. */
-int pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos);
+int sonde_pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos);
 
 /* pd_writer_pipe.c */
 /* Writes all of @len at the stream's end.  Return: 0 or -errno. */
-int pd_pipe_write(struct sonde_pd_writer *w, const void *buf, size_t len);
+int sonde_pd_pipe_write(struct sonde_pd_writer *w, const void *buf, size_t len);
 /* The stream's start: header, HEADER_ATTRs, features, tracing data. */
-int pd_pipe_begin(struct sonde_pd_writer *w);
+int sonde_pd_pipe_begin(struct sonde_pd_writer *w);
 /* One HEADER_ATTR record for event @idx. */
-int pd_pipe_put_attr(struct sonde_pd_writer *w, size_t idx);
+int sonde_pd_pipe_put_attr(struct sonde_pd_writer *w, size_t idx);
 /* Features set after the start, as HEADER_FEATURE records. */
-int pd_pipe_end(struct sonde_pd_writer *w);
+int sonde_pd_pipe_end(struct sonde_pd_writer *w);
 
 #endif

@@ -24,7 +24,7 @@
 #include "pd_le.h"
 #include "pd_writer_internal.h"
 
-int pd_pipe_write(struct sonde_pd_writer *w, const void *buf, size_t len)
+int sonde_pd_pipe_write(struct sonde_pd_writer *w, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
@@ -47,8 +47,8 @@ static int put(struct sonde_pd_writer *w, const void *buf, size_t len, const cha
 
 	if (w->err)
 		return w->err;
-	if ((err = pd_pipe_write(w, buf, len)))
-		return pd_writer_fail(w, err, "writing %s to the stream: %s", what,
+	if ((err = sonde_pd_pipe_write(w, buf, len)))
+		return sonde_pd_writer_fail(w, err, "writing %s to the stream: %s", what,
 				      sonde_strerror(err));
 	return 0;
 }
@@ -61,7 +61,7 @@ static int put_record(struct sonde_pd_writer *w, uint32_t type, const void *pref
 	size_t total = 8 + prefix_len + len;
 
 	if (total > UINT16_MAX)
-		return pd_writer_fail(w, SONDE_E_LIMIT, "%s: %zu bytes, too big for a pipe record",
+		return sonde_pd_writer_fail(w, SONDE_E_LIMIT, "%s: %zu bytes, too big for a pipe record",
 				      what, total);
 	pd_put32(h, type);
 	pd_put16(h + 4, 0);
@@ -73,7 +73,7 @@ static int put_record(struct sonde_pd_writer *w, uint32_t type, const void *pref
 	return len ? put(w, body, len, what) : 0;
 }
 
-int pd_pipe_put_attr(struct sonde_pd_writer *w, size_t idx)
+int sonde_pd_pipe_put_attr(struct sonde_pd_writer *w, size_t idx)
 {
 	const struct wattr *a = &w->attrs[idx];
 	size_t n = SONDE_PD_ATTR_SIZE + a->nr_ids * 8;
@@ -81,7 +81,7 @@ int pd_pipe_put_attr(struct sonde_pd_writer *w, size_t idx)
 	int err;
 
 	if (!b)
-		return pd_writer_fail(w, -ENOMEM, "out of memory");
+		return sonde_pd_writer_fail(w, -ENOMEM, "out of memory");
 	memcpy(b, a->attr, SONDE_PD_ATTR_SIZE);
 	for (size_t i = 0; i < a->nr_ids; i++)
 		pd_put64(b + SONDE_PD_ATTR_SIZE + i * 8, a->ids[i]);
@@ -128,7 +128,7 @@ static int put_tracing_data(struct sonde_pd_writer *w)
 	return 0;
 }
 
-int pd_pipe_begin(struct sonde_pd_writer *w)
+int sonde_pd_pipe_begin(struct sonde_pd_writer *w)
 {
 	uint8_t h[16], last[8];
 
@@ -137,9 +137,9 @@ int pd_pipe_begin(struct sonde_pd_writer *w)
 	if (put(w, h, sizeof(h), "the pipe header"))
 		return w->err;
 	for (size_t i = 0; i < w->nr_attrs; i++)
-		if (pd_pipe_put_attr(w, i))
+		if (sonde_pd_pipe_put_attr(w, i))
 			return w->err;
-	if ((w->nr_attrs && pd_writer_event_desc(w)) || (w->z && pd_writer_compressed_feature(w)))
+	if ((w->nr_attrs && sonde_pd_writer_event_desc(w)) || (w->z && sonde_pd_writer_compressed_feature(w)))
 		return w->err;
 	if (put_features(w))
 		return w->err;
@@ -152,7 +152,7 @@ int pd_pipe_begin(struct sonde_pd_writer *w)
 	return 0;
 }
 
-int pd_pipe_end(struct sonde_pd_writer *w)
+int sonde_pd_pipe_end(struct sonde_pd_writer *w)
 {
 	return put_features(w);
 }

@@ -32,12 +32,12 @@ struct pd_zdecomp {
 	ZSTD_DCtx *dctx;
 };
 
-bool pd_zstd_available(void)
+bool sonde_pd_zstd_available(void)
 {
 	return true;
 }
 
-int pd_zcomp_new(struct pd_zcomp **out, int level)
+int sonde_pd_zcomp_new(struct pd_zcomp **out, int level)
 {
 	struct pd_zcomp *z;
 
@@ -50,14 +50,14 @@ int pd_zcomp_new(struct pd_zcomp **out, int level)
 		return -ENOMEM;
 	}
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level))) {
-		pd_zcomp_free(z);
+		sonde_pd_zcomp_free(z);
 		return -EINVAL;
 	}
 	*out = z;
 	return 0;
 }
 
-void pd_zcomp_free(struct pd_zcomp *z)
+void sonde_pd_zcomp_free(struct pd_zcomp *z)
 {
 	if (!z)
 		return;
@@ -79,7 +79,7 @@ static int emit_record(struct pd_zcomp *z, size_t payload,
 	return emit(ctx, z->rec, size);
 }
 
-int pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
+int sonde_pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
 		     int (*emit)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	ZSTD_inBuffer src = {in, len, 0};
@@ -99,7 +99,7 @@ int pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
 	return 0;
 }
 
-int pd_zdecomp_new(struct pd_zdecomp **out)
+int sonde_pd_zdecomp_new(struct pd_zdecomp **out)
 {
 	struct pd_zdecomp *z = malloc(sizeof(*z));
 
@@ -113,7 +113,7 @@ int pd_zdecomp_new(struct pd_zdecomp **out)
 	return 0;
 }
 
-void pd_zdecomp_free(struct pd_zdecomp *z)
+void sonde_pd_zdecomp_free(struct pd_zdecomp *z)
 {
 	if (!z)
 		return;
@@ -121,12 +121,12 @@ void pd_zdecomp_free(struct pd_zdecomp *z)
 	free(z);
 }
 
-void pd_zdecomp_reset(struct pd_zdecomp *z)
+void sonde_pd_zdecomp_reset(struct pd_zdecomp *z)
 {
 	ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
 }
 
-int pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
+int sonde_pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
 		      size_t *len, size_t *cap, size_t max, const char **why)
 {
 	ZSTD_inBuffer src = {in, in_len, 0};

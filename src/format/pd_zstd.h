@@ -17,32 +17,32 @@
 #include <stdint.h>
 
 /* Whether this build can compress and decompress. */
-bool pd_zstd_available(void);
+bool sonde_pd_zstd_available(void);
 
 struct pd_zcomp;
 /* Return: 0, -ENOTSUP without zstd, -ENOMEM, or -EINVAL for a bad level. */
-int pd_zcomp_new(struct pd_zcomp **out, int level);
-void pd_zcomp_free(struct pd_zcomp *z);
+int sonde_pd_zcomp_new(struct pd_zcomp **out, int level);
+void sonde_pd_zcomp_free(struct pd_zcomp *z);
 /*
  * Compresses @len bytes and flushes; each COMPRESSED record made (header
  * included) goes to @emit, whose non-zero return stops and is returned.
  * Return: 0, the emit error, or SONDE_E_FORMAT from zstd.
  */
-int pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
+int sonde_pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
 		     int (*emit)(void *ctx, const void *rec, size_t len), void *ctx);
 
 struct pd_zdecomp;
-int pd_zdecomp_new(struct pd_zdecomp **out);
-void pd_zdecomp_free(struct pd_zdecomp *z);
+int sonde_pd_zdecomp_new(struct pd_zdecomp **out);
+void sonde_pd_zdecomp_free(struct pd_zdecomp *z);
 /* Starts a new stream (rewind). */
-void pd_zdecomp_reset(struct pd_zdecomp *z);
+void sonde_pd_zdecomp_reset(struct pd_zdecomp *z);
 /*
  * Decompresses one COMPRESSED payload, appending to *buf (len *len, room
  * *cap, grown with realloc up to @max bytes).
  * Return: 0, -ENOMEM, SONDE_E_LIMIT past @max, or SONDE_E_FORMAT with
  * zstd's reason in *why.
  */
-int pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
+int sonde_pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
 		      size_t *len, size_t *cap, size_t max, const char **why);
 
 #endif

@@ -6,47 +6,47 @@
 
 #include <sonde/error.h>
 
-bool pd_zstd_available(void)
+bool sonde_pd_zstd_available(void)
 {
 	return false;
 }
 
-int pd_zcomp_new(struct pd_zcomp **out, int level)
+int sonde_pd_zcomp_new(struct pd_zcomp **out, int level)
 {
 	(void)out;
 	(void)level;
 	return -ENOTSUP;
 }
 
-void pd_zcomp_free(struct pd_zcomp *z)
+void sonde_pd_zcomp_free(struct pd_zcomp *z)
 {
 	(void)z;
 }
 
-int pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
+int sonde_pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
 		     int (*emit)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	(void)z, (void)in, (void)len, (void)emit, (void)ctx;
 	return -ENOTSUP;
 }
 
-int pd_zdecomp_new(struct pd_zdecomp **out)
+int sonde_pd_zdecomp_new(struct pd_zdecomp **out)
 {
 	(void)out;
 	return -ENOTSUP;
 }
 
-void pd_zdecomp_free(struct pd_zdecomp *z)
+void sonde_pd_zdecomp_free(struct pd_zdecomp *z)
 {
 	(void)z;
 }
 
-void pd_zdecomp_reset(struct pd_zdecomp *z)
+void sonde_pd_zdecomp_reset(struct pd_zdecomp *z)
 {
 	(void)z;
 }
 
-int pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
+int sonde_pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
 		      size_t *len, size_t *cap, size_t max, const char **why)
 {
 	(void)z, (void)in, (void)in_len, (void)buf, (void)len, (void)cap, (void)max;

@@ -74,7 +74,7 @@ int sonde_symtab_add_build_id(struct sonde_symtab *st, const char *path, const u
 			e->ambiguous = true;
 		return 0;
 	}
-	if (!(e->path = strpool_intern(&st->pool, path)))
+	if (!(e->path = sonde_strpool_intern(&st->pool, path)))
 		return -ENOMEM;
 	memcpy(e->id, id, len);
 	e->len = len;
@@ -82,7 +82,7 @@ int sonde_symtab_add_build_id(struct sonde_symtab *st, const char *path, const u
 	return 0;
 }
 
-const uint8_t *symtab_header_build_id(const struct sonde_symtab *st, const char *path,
+const uint8_t *sonde_symtab_header_build_id(const struct sonde_symtab *st, const char *path,
 				      size_t *len)
 {
 	const struct hdr_bid *e = st->hbids_cap ? slot_of(st, path) : NULL;

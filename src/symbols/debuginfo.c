@@ -17,7 +17,7 @@
  * Debug directories are --debug-dir values first, then SYMFS/usr/lib/debug
  * (with --symfs), then /usr/lib/debug.  The separate debug file of an
  * object that has no DWARF (or no .symtab) is found by libdwfl calling
- * debuginfo_find(): by build id in each debug directory, then by
+ * sonde_debuginfo_find(): by build id in each debug directory, then by
  * .gnu_debuglink next to the file, in its .debug/ folder, and under each
  * debug directory + the file's folder.
  *
@@ -34,7 +34,9 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/error.h>
 #include <sonde/fileio.h>
+#include <sonde/log.h>
 #include <sonde/vdso.h>
 
 #include <errno.h>
@@ -49,7 +51,7 @@
 #define MAX_DIRS 32
 #define PATHBUF 4096
 
-size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
+size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
 		      size_t max)
 {
 	size_t n = 0, i;
@@ -78,22 +80,23 @@ static int try_id_r(struct sonde_dso *d, const char *path, const uint8_t *want, 
 	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
 
 	if (fd < 0) {
-		slog_add(&d->log, "%s: %s; ", path, strerror(errno));
+		sonde_slog_add(&d->log, "%s: %s; ", path, strerror(errno));
 		return -1;
 	}
 	if (!want_len)
 		return fd;
 	n = sonde_build_id_of_file(path, id);
 	if (n <= 0) {
-		slog_add(&d->log, "%s: no build id, refused; ", path);
+		sonde_slog_add(&d->log, "%s: no build id, refused; ", path);
 		close(fd);
 		return -1;
 	}
 	if ((size_t)n != want_len || memcmp(id, want, want_len)) {
 		sonde_build_id_hex(id, (size_t)n, a);
 		sonde_build_id_hex(want, want_len, b);
-		slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
+		sonde_slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
 			 a, b);
+		sonde_debug("%s: build id %s differs from the capture's %s, refused", path, a, b);
 		if (rf) {
 			memcpy(rf->id, id, (size_t)n);
 			rf->len = n;
@@ -109,7 +112,7 @@ static int try_id(struct sonde_dso *d, const char *path, const uint8_t *want, si
 	return try_id_r(d, path, want, want_len, NULL);
 }
 
-int debuginfo_try(struct sonde_dso *d, const char *path)
+int sonde_debuginfo_try(struct sonde_dso *d, const char *path)
 {
 	return try_id(d, path, d->build_id, d->build_id_len);
 }
@@ -133,25 +136,25 @@ static bool try_user_file(struct sonde_dso *d, const char *path)
 	int fd = try_id_r(d, path, d->build_id, d->build_id_len, &rf);
 
 	if (fd < 0 && rf.len > 0 && !d->stale_path) {
-		d->stale_path = strpool_intern(&d->st->pool, path);
+		d->stale_path = sonde_strpool_intern(&d->st->pool, path);
 		memcpy(d->stale_id, rf.id, (size_t)rf.len);
 		d->stale_id_len = (size_t)rf.len;
 	}
 	if (fd < 0)
 		return false;
-	if (!dso_report_elf(d, path, fd))
+	if (!sonde_dso_report_elf(d, path, fd))
 		return false;
-	if (dso_collect_symbols(d, &r, NULL, NULL) < 0 ||
-	    symtab_install_symbols(d->st, d, &r, 0, 0) < 0) {
+	if (sonde_dso_collect_symbols(d, &r, NULL, NULL) < 0 ||
+	    sonde_symtab_install_symbols(d->st, d, &r, 0, 0) < 0) {
 		free(r.v);
-		slog_add(&d->log, "%s: out of memory; ", path);
-		dso_unreport(d);
+		sonde_slog_add(&d->log, "%s: out of memory; ", path);
+		sonde_dso_unreport(d);
 		return false;
 	}
 	if (d->nr_syms)
 		return true;
-	slog_add(&d->log, "%s: no function symbols; ", path);
-	dso_unreport(d);
+	sonde_slog_add(&d->log, "%s: no function symbols; ", path);
+	sonde_dso_unreport(d);
 	return false;
 }
 
@@ -175,9 +178,9 @@ static void log_build_id(struct sonde_dso *d)
 
 	if (d->build_id_len) {
 		sonde_build_id_hex(d->build_id, d->build_id_len, hex);
-		slog_add(&d->log, "build id %s: ", hex);
+		sonde_slog_add(&d->log, "build id %s: ", hex);
 	} else {
-		slog_add(&d->log, "no build id in the capture: ");
+		sonde_slog_add(&d->log, "no build id in the capture: ");
 	}
 }
 
@@ -195,7 +198,7 @@ static bool is_dir(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-bool debuginfo_try_buildid_cache(struct sonde_dso *d)
+bool sonde_debuginfo_try_buildid_cache(struct sonde_dso *d)
 {
 	static const char *const names[] = {"/elf", "/vdso", "", "/debug"};
 	const char *dir = d->st->opts.buildid_dir;
@@ -211,7 +214,7 @@ bool debuginfo_try_buildid_cache(struct sonde_dso *d)
 	return false;
 }
 
-bool debuginfo_load_user(struct sonde_dso *d)
+bool sonde_debuginfo_load_user(struct sonde_dso *d)
 {
 	const struct sonde_symtab *st = d->st;
 	char path[PATHBUF], sbuf[PATHBUF];
@@ -232,9 +235,9 @@ bool debuginfo_load_user(struct sonde_dso *d)
 	}
 	if (!d->build_id_len)
 		return false;
-	if (debuginfo_try_buildid_cache(d))
+	if (sonde_debuginfo_try_buildid_cache(d))
 		return true;
-	nd = debuginfo_dirs(st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
+	nd = sonde_debuginfo_dirs(st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
 	for (i = 0; i < nd; i++) {
 		if (build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len,
 				  ".debug") == 0 &&
@@ -248,7 +251,7 @@ bool debuginfo_load_user(struct sonde_dso *d)
 	return false;
 }
 
-bool debuginfo_load_vdso(struct sonde_dso *d)
+bool sonde_debuginfo_load_vdso(struct sonde_dso *d)
 {
 	char path[64];
 	struct utsname u;
@@ -256,17 +259,17 @@ bool debuginfo_load_vdso(struct sonde_dso *d)
 	int fd;
 
 	log_build_id(d);
-	if (debuginfo_try_buildid_cache(d))
+	if (sonde_debuginfo_try_buildid_cache(d))
 		return true;
 	/* Without a build id to check, this kernel's vDSO only for its own captures. */
 	if (!d->build_id_len && (!d->st->opts.osrelease || uname(&u) < 0 ||
 				 strcmp(u.release, d->st->opts.osrelease))) {
-		slog_add(&d->log, "this machine's vDSO: the capture is from another kernel; ");
+		sonde_slog_add(&d->log, "this machine's vDSO: the capture is from another kernel; ");
 		return false;
 	}
 	fd = sonde_vdso_open();
 	if (fd < 0) {
-		slog_add(&d->log, "this machine's vDSO: %s; ", strerror(-fd));
+		sonde_slog_add(&d->log, "this machine's vDSO: %s; ", sonde_strerror(fd));
 		return false;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -274,11 +277,11 @@ bool debuginfo_load_vdso(struct sonde_dso *d)
 	close(fd);
 	d->stale_path = NULL; /* another kernel's vDSO is no stale file of the capture's */
 	if (ok)
-		d->symbol_file = strpool_intern(&d->st->pool, "[vdso] of this kernel");
+		d->symbol_file = sonde_strpool_intern(&d->st->pool, "[vdso] of this kernel");
 	return ok;
 }
 
-int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		   char **debuginfo_file_name)
 {
@@ -301,7 +304,7 @@ int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
 		id = d->build_id;
 		idlen = d->build_id_len;
 	}
-	nd = debuginfo_dirs(d->st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
+	nd = sonde_debuginfo_dirs(d->st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
 	for (i = 0; id && i < nd; i++) {
 		if (build_id_path(path, sizeof(path), dirs[i], id, idlen, ".debug") < 0)
 			continue;

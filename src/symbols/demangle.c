@@ -25,7 +25,7 @@ static bool maybe_mangled(const char *name)
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
-const char *symbols_demangle(struct sonde_symtab *st, const char *name)
+const char *sonde_symbols_demangle(struct sonde_symtab *st, const char *name)
 {
 	static const char plt[] = "@plt";
 	size_t len = strlen(name), pl = sizeof(plt) - 1;
@@ -59,7 +59,7 @@ const char *symbols_demangle(struct sonde_symtab *st, const char *name)
 		memcpy(dm + len, plt, pl + 1);
 		len += pl;
 	}
-	out = strpool_add(&st->pool, dm, len);
+	out = sonde_strpool_add(&st->pool, dm, len);
 	free(dm);
 	return out ? out : name;
 }

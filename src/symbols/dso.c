@@ -4,7 +4,7 @@
  * and the lookups the report makes a million times.
  *
  * Each object gets its own Dwfl (user objects all live at ELF address 0,
- * so one shared Dwfl would overlap them).  On first use (dso_load), the
+ * so one shared Dwfl would overlap them).  On first use (sonde_dso_load), the
  * file is found (debuginfo.c, kernel.c, kmodule.c) and its function
  * symbols are copied once into a sorted array (symtab.c).  Then:
  *
@@ -19,6 +19,8 @@
  * address - adjust (adjust is the KASLR offset for vmlinux, else 0).
  */
 #include "symbols_internal.h"
+
+#include <sonde/log.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -84,11 +86,11 @@ static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_
 
 static const Dwfl_Callbacks elf_callbacks = {
     .find_elf = no_elf,
-    .find_debuginfo = debuginfo_find,
+    .find_debuginfo = sonde_debuginfo_find,
     .section_address = dwfl_offline_section_address,
 };
 
-void dso_unreport(struct sonde_dso *d)
+void sonde_dso_unreport(struct sonde_dso *d)
 {
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
@@ -102,7 +104,7 @@ void dso_unreport(struct sonde_dso *d)
 	d->segs_read = false;
 }
 
-void dso_read_segments(struct sonde_dso *d, Elf *elf)
+void sonde_dso_read_segments(struct sonde_dso *d, Elf *elf)
 {
 	size_t phnum, i, n = 0;
 
@@ -122,7 +124,7 @@ void dso_read_segments(struct sonde_dso *d, Elf *elf)
 	d->nr_segs = n;
 }
 
-bool dso_report_elf(struct sonde_dso *d, const char *path, int fd)
+bool sonde_dso_report_elf(struct sonde_dso *d, const char *path, int fd)
 {
 	Dwarf_Addr bias;
 	void **ud;
@@ -130,7 +132,7 @@ bool dso_report_elf(struct sonde_dso *d, const char *path, int fd)
 	d->dwfl = dwfl_begin(&elf_callbacks);
 	if (!d->dwfl) {
 		close(fd);
-		slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
+		sonde_slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
 		return false;
 	}
 	dwfl_report_begin(d->dwfl);
@@ -138,15 +140,15 @@ bool dso_report_elf(struct sonde_dso *d, const char *path, int fd)
 	d->mod = dwfl_report_elf(d->dwfl, d->short_name, path, fd, 0, true);
 	if (!d->mod) {
 		close(fd); /* libdwfl consumes the fd only on success */
-		slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
-		dso_unreport(d);
+		sonde_slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
+		sonde_dso_unreport(d);
 		return false;
 	}
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	dwfl_module_info(d->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	*ud = d;
-	d->symbol_file = strpool_intern(&d->st->pool, path);
-	dso_read_segments(d, dwfl_module_getelf(d->mod, &bias));
+	d->symbol_file = sonde_strpool_intern(&d->st->pool, path);
+	sonde_dso_read_segments(d, dwfl_module_getelf(d->mod, &bias));
 	return true;
 }
 
@@ -158,7 +160,7 @@ static bool in_exec_section(Elf *elf, GElf_Word shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
-int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext)
+int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext)
 {
 	int n = dwfl_module_getsymtab(d->mod), i;
 
@@ -192,7 +194,7 @@ int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, 
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
-		if (rawsyms_add(r, addr, sym.st_size, strpool_add(&d->st->pool, name, strlen(name)),
+		if (sonde_rawsyms_add(r, addr, sym.st_size, sonde_strpool_add(&d->st->pool, name, strlen(name)),
 				(uint8_t)GELF_ST_BIND(sym.st_info)) < 0)
 			return -ENOMEM;
 	}
@@ -203,12 +205,12 @@ int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, 
 	if (d->kind == SONDE_DSO_USER && r->n) {
 		Dwarf_Addr bias;
 
-		return plt_collect_symbols(d, dwfl_module_getelf(d->mod, &bias), r);
+		return sonde_plt_collect_symbols(d, dwfl_module_getelf(d->mod, &bias), r);
 	}
 	return 0;
 }
 
-bool dso_load(struct sonde_dso *d)
+bool sonde_dso_load(struct sonde_dso *d)
 {
 	size_t i;
 
@@ -218,21 +220,29 @@ bool dso_load(struct sonde_dso *d)
 	d->ko_fd = -1;
 	switch (d->kind) {
 	case SONDE_DSO_USER:
-		debuginfo_load_user(d);
+		sonde_debuginfo_load_user(d);
 		break;
 	case SONDE_DSO_KERNEL:
-		kernel_load(d);
+		sonde_kernel_load(d);
 		break;
 	case SONDE_DSO_MODULE:
-		kmodule_load(d);
+		sonde_kmodule_load(d);
 		break;
 	case SONDE_DSO_ANON:
 		if (!strcmp(d->long_name, "[vdso]"))
-			debuginfo_load_vdso(d);
+			sonde_debuginfo_load_vdso(d);
 		else
-			slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
+			sonde_slog_add(&d->log, "%s: no file behind this mapping", d->long_name);
 		break;
 	}
+	/* SONDE_DEBUG / -v: which file each object's symbols came from */
+	if (d->nr_syms)
+		sonde_debug("%s: %zu symbols from %s", d->long_name, d->nr_syms,
+			    d->symbol_file		? d->symbol_file
+			    : d->st->ksyms_source ? d->st->ksyms_source
+						  : "kallsyms");
+	else
+		sonde_debug("%s: no symbols (%s)", d->long_name, d->log.p ? d->log.p : "");
 	if (!d->nr_syms)
 		return false;
 	/* caches: allocation failure only costs speed */
@@ -271,7 +281,7 @@ const struct sonde_symbol *sonde_dso_find_symbol(struct sonde_dso *d, uint64_t a
 	struct symcache_ent *c;
 	size_t h, i;
 
-	if (!d || !dso_load(d))
+	if (!d || !sonde_dso_load(d))
 		return NULL;
 	if (!d->symcache)
 		return bsearch_sym(d, addr);
@@ -301,7 +311,7 @@ int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *
 
 	if (!d || !out)
 		return -EINVAL;
-	if (!dso_load(d) || !d->mod)
+	if (!sonde_dso_load(d) || !d->mod)
 		return -ENOENT;
 	if (d->linecache) {
 		h = cache_slot(addr);
@@ -324,7 +334,7 @@ int sonde_dso_srcline(struct sonde_dso *d, uint64_t addr, struct sonde_srcline *
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 	if (file)
-		file = strpool_intern(&d->st->pool, file);
+		file = sonde_strpool_intern(&d->st->pool, file);
 	if (!file || lineno <= 0)
 		file = NULL, lineno = 0;
 	if (c) {
@@ -344,11 +354,11 @@ const char *sonde_dso_comp_dir(struct sonde_dso *d, uint64_t addr)
 	Dwfl_Line *line;
 	const char *dir;
 
-	if (!d || !dso_load(d) || !d->mod)
+	if (!d || !sonde_dso_load(d) || !d->mod)
 		return NULL;
 	line = dwfl_module_getsrc(d->mod, addr - (uint64_t)d->adjust);
 	dir = line ? dwfl_line_comp_dir(line) : NULL;
-	return dir ? strpool_intern(&d->st->pool, dir) : NULL;
+	return dir ? sonde_strpool_intern(&d->st->pool, dir) : NULL;
 }
 
 static int inl_push(struct sonde_dso *d, const char *name, const char *file, uint32_t line)
@@ -407,8 +417,8 @@ static int inl_compute(struct sonde_dso *d, uint64_t addr)
 			file = dwarf_filesrc(files, fidx, NULL, NULL);
 		if (dwarf_attr(&scopes[i], DW_AT_call_line, &at))
 			dwarf_formudata(&at, &lno);
-		if (inl_push(d, strpool_intern(&d->st->pool, die_name(&scopes[i])),
-			     strpool_intern(&d->st->pool, file ? file : "??"), (uint32_t)lno) < 0) {
+		if (inl_push(d, sonde_strpool_intern(&d->st->pool, die_name(&scopes[i])),
+			     sonde_strpool_intern(&d->st->pool, file ? file : "??"), (uint32_t)lno) < 0) {
 			free(scopes);
 			return -ENOMEM;
 		}
@@ -427,7 +437,7 @@ int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
 
 	if (!d)
 		return -EINVAL;
-	if (d->st->opts.no_inline || !dso_load(d) || !d->mod)
+	if (d->st->opts.no_inline || !sonde_dso_load(d) || !d->mod)
 		return 0;
 	if (d->inlcache) {
 		h = cache_slot(addr);
@@ -477,7 +487,7 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 	if (d->kind == SONDE_DSO_KERNEL || d->kind == SONDE_DSO_MODULE)
 		return ip;
 	if (d->kind == SONDE_DSO_USER || !strcmp(d->long_name, "[vdso]"))
-		dso_load(d);
+		sonde_dso_load(d);
 	for (i = 0; i < d->nr_segs; i++) {
 		const struct load_seg *s = &d->segs[i];
 
@@ -515,7 +525,7 @@ long sonde_dso_read_bytes(struct sonde_dso *d, uint64_t addr, size_t len, void *
 
 	if (!d || !buf)
 		return -EINVAL;
-	if (!dso_load(d) || !d->mod)
+	if (!sonde_dso_load(d) || !d->mod)
 		return -ENOENT;
 	/* libdwfl finds the section in the module's main file (for a .ko,
 	 * at the addresses its section_address callback gave). */

@@ -21,6 +21,7 @@
 #include "symbols_internal.h"
 
 #include <sonde/fileio.h>
+#include <sonde/log.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 	k->addr = addr;
 	k->seq = (uint32_t)st->nr_ksyms;
 	k->type = type;
-	k->name = strpool_add(&st->pool, name, namelen);
+	k->name = sonde_strpool_add(&st->pool, name, namelen);
 	k->module = NULL;
 	if (mod) {
 		char buf[256];
@@ -111,7 +112,7 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 			return 0;
 		memcpy(buf, mod, n);
 		buf[n] = '\0';
-		k->module = strpool_intern(&st->pool, buf);
+		k->module = sonde_strpool_intern(&st->pool, buf);
 		if (!k->module)
 			return -ENOMEM;
 	}
@@ -121,7 +122,7 @@ static int parse_line(struct sonde_symtab *st, const char *p, const char *end, s
 	return 1;
 }
 
-int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
+int sonde_kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	size_t cap = st->nr_ksyms;
@@ -151,17 +152,18 @@ int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len)
  * compressed name), more than the rest of a small report; its contents
  * change only with a reboot or a module load, so the cache file is named
  * after the boot id and a hash of /proc/modules.  It holds addresses, so
- * it lives in the user's own cache directory, mode 0600.  SONDE_NO_CACHE
- * turns it off.
+ * it lives in the directory the caller names (opts.kallsyms_cache_dir: the
+ * CLI picks the user's own cache directory), mode 0600; without one there
+ * is no cache.
  */
-static int cache_path(char *buf, size_t len)
+static int cache_path(const struct sonde_symtab *st, char *buf, size_t len)
 {
-	const char *dir = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *dir = st->opts.kallsyms_cache_dir;
 	char boot[64] = "", *mods = NULL;
 	size_t mlen = 0;
 	uint64_t h = 1469598103934665603ull;
 
-	if (getenv("SONDE_NO_CACHE") ||
+	if (!dir || !*dir ||
 	    sonde_read_text("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) <= 0)
 		return -ENOENT;
 	boot[strcspn(boot, "\n")] = '\0';
@@ -170,44 +172,40 @@ static int cache_path(char *buf, size_t len)
 			h = (h ^ (uint8_t)mods[i]) * 1099511628211ull;
 		free(mods);
 	}
-	if (dir && *dir)
-		snprintf(buf, len, "%s/sonde/kallsyms-%s-%016" PRIx64, dir, boot, h);
-	else if (home && *home)
-		snprintf(buf, len, "%s/.cache/sonde/kallsyms-%s-%016" PRIx64, home, boot, h);
-	else
-		return -ENOENT;
+	if ((size_t)snprintf(buf, len, "%s/kallsyms-%s-%016" PRIx64, dir, boot, h) >= len)
+		return -ENAMETOOLONG;
 	return 0;
 }
 
-static int cache_read(char **text, size_t *len)
+static int cache_read(const struct sonde_symtab *st, char **text, size_t *len)
 {
 	char path[PATH_MAX];
+	int err;
 
-	if (cache_path(path, sizeof(path)) < 0)
+	if (cache_path(st, path, sizeof(path)) < 0)
 		return -ENOENT;
-	return sonde_read_all(path, text, len);
+	err = sonde_read_all(path, text, len);
+	sonde_debug("kallsyms cache %s: %s", path, err ? "miss" : "hit");
+	return err;
 }
 
-static void cache_write(const char *text, size_t len)
+static void cache_write(const struct sonde_symtab *st, const char *text, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 16];
 	int fd;
 
 	/* Hidden addresses (kptr_restrict) are not worth keeping. */
 	if (len < 17 || !strncmp(text, "0000000000000000", 16) ||
-	    cache_path(path, sizeof(path)) < 0)
+	    cache_path(st, path, sizeof(path)) < 0)
 		return;
-	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		mkdir(path, 0700);
-		*p = '/';
-	}
+	sonde_mkdir_parents(path, 0700);
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	if (write(fd, text, len) == (ssize_t)len && close(fd) == 0) {
-		rename(tmp, path);
+		if (rename(tmp, path) == 0)
+			sonde_debug("kallsyms cache %s: written", path);
 		return;
 	}
 	close(fd);
@@ -233,7 +231,7 @@ static size_t keep_text_symbols(char *text, size_t len)
 	return out;
 }
 
-void kernel_load_ksyms(struct sonde_symtab *st)
+void sonde_kernel_load_ksyms(struct sonde_symtab *st)
 {
 	struct utsname u;
 	char *text;
@@ -244,20 +242,20 @@ void kernel_load_ksyms(struct sonde_symtab *st)
 	st->ksyms_loaded = true;
 	if (st->opts.kallsyms) {
 		st->ksyms_source = "kallsyms saved in the capture";
-		kernel_parse_kallsyms(st, st->opts.kallsyms, st->opts.kallsyms_len);
+		sonde_kernel_parse_kallsyms(st, st->opts.kallsyms, st->opts.kallsyms_len);
 		return;
 	}
 	if (st->opts.no_proc_kallsyms || !st->opts.osrelease || uname(&u) < 0 ||
 	    strcmp(u.release, st->opts.osrelease))
 		return;
-	if (cache_read(&text, &len) < 0) {
+	if (cache_read(st, &text, &len) < 0) {
 		if (sonde_read_all("/proc/kallsyms", &text, &len) < 0)
 			return;
 		len = keep_text_symbols(text, len);
-		cache_write(text, len);
+		cache_write(st, text, len);
 	}
 	st->ksyms_source = "/proc/kallsyms";
-	kernel_parse_kallsyms(st, text, len);
+	sonde_kernel_parse_kallsyms(st, text, len);
 	free(text);
 }
 
@@ -280,7 +278,7 @@ static uint8_t ksym_binding(char type)
 	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
-bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end)
+bool sonde_kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end)
 {
 	struct sonde_symtab *st = d->st;
 	struct rawsyms r = {0};
@@ -292,7 +290,7 @@ bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last
 
 		if (module ? !k->module || strcmp(k->module, module) : k->module != NULL)
 			continue;
-		if (rawsyms_add(&r, k->addr, 0, k->name, ksym_binding(k->type)) < 0) {
+		if (sonde_rawsyms_add(&r, k->addr, 0, k->name, ksym_binding(k->type)) < 0) {
 			free(r.v);
 			return false;
 		}
@@ -302,7 +300,7 @@ bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last
 		return false;
 	if (last_end <= last)
 		last_end = last + LAST_SYMBOL_SIZE;
-	if (symtab_install_symbols(st, d, &r, 0, last_end) < 0)
+	if (sonde_symtab_install_symbols(st, d, &r, 0, last_end) < 0)
 		return false;
 	d->symbol_file = st->ksyms_source;
 	return d->nr_syms > 0;
@@ -314,32 +312,55 @@ static bool try_vmlinux(struct sonde_dso *d, const char *path)
 	uint64_t text = 0, stext = 0, rt;
 	struct rawsyms r = {0};
 	int64_t adjust = 0;
-	int fd = debuginfo_try(d, path);
+	int fd = sonde_debuginfo_try(d, path);
 
-	if (fd < 0 || !dso_report_elf(d, path, fd))
+	if (fd < 0 || !sonde_dso_report_elf(d, path, fd))
 		return false;
-	if (dso_collect_symbols(d, &r, &text, &stext) < 0)
+	if (sonde_dso_collect_symbols(d, &r, &text, &stext) < 0)
 		goto fail;
 	if (text && (rt = ksym_addr(d->st, "_text")) != 0)
 		adjust = (int64_t)(rt - text);
 	else if (stext && (rt = ksym_addr(d->st, "_stext")) != 0)
 		adjust = (int64_t)(rt - stext);
-	if (symtab_install_symbols(d->st, d, &r, adjust, 0) < 0)
+	if (sonde_symtab_install_symbols(d->st, d, &r, adjust, 0) < 0)
 		goto fail;
 	d->adjust = adjust;
 	if (d->nr_syms)
 		return true;
-	slog_add(&d->log, "%s: no function symbols; ", path);
-	dso_unreport(d);
+	sonde_slog_add(&d->log, "%s: no function symbols; ", path);
+	sonde_dso_unreport(d);
 	return false;
 fail:
 	free(r.v);
-	slog_add(&d->log, "%s: out of memory; ", path);
-	dso_unreport(d);
+	sonde_slog_add(&d->log, "%s: out of memory; ", path);
+	sonde_dso_unreport(d);
 	return false;
 }
 
-bool kernel_load(struct sonde_dso *d)
+/*
+ * The same release is not the same kernel (a rebuilt one keeps its
+ * name): when the capture names the kernel's build id and the running
+ * kernel's differs, this machine's /proc/kallsyms is not the capture's.
+ */
+static void refuse_other_kernel(struct sonde_dso *d)
+{
+	struct sonde_symtab *st = d->st;
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	int n;
+
+	if (st->opts.kallsyms || st->opts.no_proc_kallsyms || st->ksyms_loaded ||
+	    (n = sonde_build_id_of_kernel("/sys", id)) <= 0)
+		return;
+	if ((size_t)n == d->build_id_len && !memcmp(id, d->build_id, (size_t)n))
+		return;
+	st->opts.no_proc_kallsyms = true;
+	d->stale_path = sonde_strpool_intern(&st->pool, "/proc/kallsyms");
+	memcpy(d->stale_id, id, (size_t)n);
+	d->stale_id_len = (size_t)n;
+	sonde_slog_add(&d->log, "/proc/kallsyms: the running kernel's build id differs, refused; ");
+}
+
+bool sonde_kernel_load(struct sonde_dso *d)
 {
 	static const char *const where[] = {
 	    "%s/usr/lib/debug/boot/vmlinux-%s",
@@ -354,9 +375,10 @@ bool kernel_load(struct sonde_dso *d)
 
 	if (d->build_id_len) {
 		sonde_build_id_hex(d->build_id, d->build_id_len, hex);
-		slog_add(&d->log, "build id %s: ", hex);
+		sonde_slog_add(&d->log, "build id %s: ", hex);
+		refuse_other_kernel(d);
 	}
-	kernel_load_ksyms(st);
+	sonde_kernel_load_ksyms(st);
 	if (st->opts.vmlinux && try_vmlinux(d, st->opts.vmlinux))
 		return true;
 	for (i = 0; st->opts.osrelease && i < sizeof(where) / sizeof(where[0]); i++) {
@@ -368,10 +390,10 @@ bool kernel_load(struct sonde_dso *d)
 			return true;
 	}
 	if (!st->opts.osrelease && !st->opts.vmlinux)
-		slog_add(&d->log, "no vmlinux: no -k and no kernel release in the capture; ");
-	if (kernel_install_ksyms(d, NULL, 0))
+		sonde_slog_add(&d->log, "no vmlinux: no -k and no kernel release in the capture; ");
+	if (sonde_kernel_install_ksyms(d, NULL, 0))
 		return true;
-	slog_add(&d->log, "kallsyms: %s",
+	sonde_slog_add(&d->log, "kallsyms: %s",
 		 st->ksyms_source ? "no kernel text symbols (kptr_restrict?)"
 				  : "none in the capture, /proc/kallsyms not usable for it");
 	return false;

@@ -48,8 +48,8 @@ static bool parse_header(struct sonde_symtab *st, const char *p, size_t len, str
 	if (sscanf(line, "%255s %llx %llu %767s", name, &base, &size, path) != 4)
 		return false;
 	memset(m, 0, sizeof(*m));
-	m->name = strpool_intern(&st->pool, name);
-	m->path = strpool_intern(&st->pool, path);
+	m->name = sonde_strpool_intern(&st->pool, name);
+	m->path = sonde_strpool_intern(&st->pool, path);
 	m->base = base;
 	m->size = size;
 	return m->name && m->path;
@@ -71,7 +71,7 @@ static int add_section(struct sonde_symtab *st, struct kmod_info *m, const char 
 	if (!v)
 		return -ENOMEM;
 	m->secs = v;
-	v[m->nr_secs].name = strpool_intern(&st->pool, name);
+	v[m->nr_secs].name = sonde_strpool_intern(&st->pool, name);
 	v[m->nr_secs].addr = addr;
 	if (!v[m->nr_secs].name)
 		return -ENOMEM;
@@ -79,7 +79,7 @@ static int add_section(struct sonde_symtab *st, struct kmod_info *m, const char 
 	return 0;
 }
 
-int kmodule_parse(struct sonde_symtab *st, const char *text, size_t len)
+int sonde_kmodule_parse(struct sonde_symtab *st, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	struct kmod_info *cur = NULL;
@@ -123,14 +123,14 @@ static bool same_module(const char *a, const char *b, size_t blen)
 	return a[blen] == '\0';
 }
 
-const struct kmod_info *kmodule_info(struct sonde_symtab *st, const char *name)
+const struct kmod_info *sonde_kmodule_info(struct sonde_symtab *st, const char *name)
 {
 	size_t i;
 
 	if (!st->kmods_loaded) {
 		st->kmods_loaded = true;
 		if (st->opts.modules)
-			kmodule_parse(st, st->opts.modules, st->opts.modules_len);
+			sonde_kmodule_parse(st, st->opts.modules, st->opts.modules_len);
 	}
 	for (i = 0; i < st->nr_kmods; i++)
 		if (same_module(name, st->kmods[i].name, strlen(st->kmods[i].name)))
@@ -170,7 +170,7 @@ static int kmod_section_address(Dwfl_Module *mod, void **userdata, const char *m
 
 static const Dwfl_Callbacks kmod_callbacks = {
     .find_elf = kmod_find_elf,
-    .find_debuginfo = debuginfo_find,
+    .find_debuginfo = sonde_debuginfo_find,
     .section_address = kmod_section_address,
 };
 
@@ -183,7 +183,7 @@ static bool try_ko(struct sonde_dso *d, const char *path)
 	Dwarf_Addr bias;
 	size_t i;
 	void **ud;
-	int fd = debuginfo_try(d, path);
+	int fd = sonde_debuginfo_try(d, path);
 
 	if (fd < 0)
 		return false;
@@ -203,8 +203,8 @@ static bool try_ko(struct sonde_dso *d, const char *path)
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod) {
 		close(fd);
-		slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
-		dso_unreport(d);
+		sonde_slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
+		sonde_dso_unreport(d);
 		return false;
 	}
 	dwfl_module_info(d->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -215,22 +215,22 @@ static bool try_ko(struct sonde_dso *d, const char *path)
 		if (d->ko_fd >= 0)
 			close(d->ko_fd);
 		d->ko_fd = -1;
-		slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
-		dso_unreport(d);
+		sonde_slog_add(&d->log, "%s: %s; ", path, dwfl_errmsg(-1));
+		sonde_dso_unreport(d);
 		return false;
 	}
 	d->ko_path = NULL;
-	d->symbol_file = strpool_intern(&d->st->pool, path);
-	if (dso_collect_symbols(d, &r, NULL, NULL) < 0 ||
-	    symtab_install_symbols(d->st, d, &r, 0, 0) < 0) {
+	d->symbol_file = sonde_strpool_intern(&d->st->pool, path);
+	if (sonde_dso_collect_symbols(d, &r, NULL, NULL) < 0 ||
+	    sonde_symtab_install_symbols(d->st, d, &r, 0, 0) < 0) {
 		free(r.v);
-		dso_unreport(d);
+		sonde_dso_unreport(d);
 		return false;
 	}
 	if (d->nr_syms)
 		return true;
-	slog_add(&d->log, "%s: no function symbols at the saved section addresses; ", path);
-	dso_unreport(d);
+	sonde_slog_add(&d->log, "%s: no function symbols at the saved section addresses; ", path);
+	sonde_dso_unreport(d);
 	return false;
 }
 
@@ -277,7 +277,7 @@ static bool search_tree(struct sonde_dso *d, const char *dir)
 	if (search_dir(d, dir, 0, &any))
 		return true;
 	if (!any)
-		slog_add(&d->log, "%s: no %s.ko; ", dir, d->modname);
+		sonde_slog_add(&d->log, "%s: no %s.ko; ", dir, d->modname);
 	return false;
 }
 
@@ -323,7 +323,7 @@ static bool find_ko(struct sonde_dso *d)
 	return false;
 }
 
-bool kmodule_load(struct sonde_dso *d)
+bool sonde_kmodule_load(struct sonde_dso *d)
 {
 	struct sonde_symtab *st = d->st;
 	char hex[2 * SONDE_BUILD_ID_MAX + 1];
@@ -331,20 +331,20 @@ bool kmodule_load(struct sonde_dso *d)
 
 	if (d->build_id_len) {
 		sonde_build_id_hex(d->build_id, d->build_id_len, hex);
-		slog_add(&d->log, "build id %s: ", hex);
+		sonde_slog_add(&d->log, "build id %s: ", hex);
 	}
-	m = kmodule_info(st, d->modname);
+	m = sonde_kmodule_info(st, d->modname);
 	if (m && m->nr_secs) {
 		d->kmod = m;
 		if (find_ko(d))
 			return true;
 	} else {
-		slog_add(&d->log, "no section addresses saved for %s: .ko not placed; ",
+		sonde_slog_add(&d->log, "no section addresses saved for %s: .ko not placed; ",
 			 d->modname);
 	}
-	kernel_load_ksyms(st);
-	if (kernel_install_ksyms(d, d->modname, m ? m->base + m->size : 0))
+	sonde_kernel_load_ksyms(st);
+	if (sonde_kernel_install_ksyms(d, d->modname, m ? m->base + m->size : 0))
 		return true;
-	slog_add(&d->log, "kallsyms: no [%s] symbols", d->modname);
+	sonde_slog_add(&d->log, "kallsyms: no [%s] symbols", d->modname);
 	return false;
 }

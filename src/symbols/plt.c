@@ -115,11 +115,11 @@ static const char *ifunc_name(const struct rawsyms *r, size_t nr_elf, uint64_t a
 static int add(struct sonde_dso *d, struct rawsyms *r, uint64_t start, uint64_t size,
 	       const char *name)
 {
-	return rawsyms_add(r, start, size, strpool_add(&d->st->pool, name, strlen(name)),
+	return sonde_rawsyms_add(r, start, size, sonde_strpool_add(&d->st->pool, name, strlen(name)),
 			   STB_GLOBAL);
 }
 
-int plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r)
+int sonde_plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r)
 {
 	GElf_Shdr plt, sec, rel, dyn;
 	GElf_Ehdr eh;

@@ -4,7 +4,7 @@
  * symbol layer lends out lives here until sonde_symtab_free(), so lookups
  * hand out const pointers and never allocate.  Strings are appended to
  * 64 KB chunks (larger strings get a chunk of their own); chunks never
- * move.  strpool_intern() adds a set (open addressing, FNV-1a) so the
+ * move.  sonde_strpool_intern() adds a set (open addressing, FNV-1a) so the
  * thousands of repeats of a source file name or an inlined function share
  * one copy; symbol names are unique per object and skip the set.
  *
@@ -26,7 +26,7 @@ struct strpool_chunk {
 	char data[];
 };
 
-void strpool_fini(struct strpool *p)
+void sonde_strpool_fini(struct strpool *p)
 {
 	struct strpool_chunk *c, *n;
 
@@ -38,7 +38,7 @@ void strpool_fini(struct strpool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-const char *strpool_add(struct strpool *p, const char *s, size_t len)
+const char *sonde_strpool_add(struct strpool *p, const char *s, size_t len)
 {
 	struct strpool_chunk *c = p->chunks;
 	char *out;
@@ -95,7 +95,7 @@ static int set_grow(struct strpool *p)
 	return 0;
 }
 
-const char *strpool_intern(struct strpool *p, const char *s)
+const char *sonde_strpool_intern(struct strpool *p, const char *s)
 {
 	size_t i;
 
@@ -106,13 +106,13 @@ const char *strpool_intern(struct strpool *p, const char *s)
 	for (i = fnv1a(s) & (p->set_cap - 1); p->set[i]; i = (i + 1) & (p->set_cap - 1))
 		if (!strcmp(p->set[i], s))
 			return p->set[i];
-	p->set[i] = strpool_add(p, s, strlen(s));
+	p->set[i] = sonde_strpool_add(p, s, strlen(s));
 	if (p->set[i])
 		p->set_n++;
 	return p->set[i];
 }
 
-void slog_add(struct slog *l, const char *fmt, ...)
+void sonde_slog_add(struct slog *l, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -146,7 +146,7 @@ void slog_add(struct slog *l, const char *fmt, ...)
 	}
 }
 
-void slog_fini(struct slog *l)
+void sonde_slog_fini(struct slog *l)
 {
 	free(l->p);
 	memset(l, 0, sizeof(*l));

@@ -27,11 +27,11 @@ struct strpool {
 	size_t set_n, set_cap;
 };
 
-void strpool_fini(struct strpool *p);
+void sonde_strpool_fini(struct strpool *p);
 /* A copy of @s (@len bytes) in the arena.  Return: borrowed, or NULL (ENOMEM). */
-const char *strpool_add(struct strpool *p, const char *s, size_t len);
-/* Like strpool_add() but equal strings share one copy (file names, inline names). */
-const char *strpool_intern(struct strpool *p, const char *s);
+const char *sonde_strpool_add(struct strpool *p, const char *s, size_t len);
+/* Like sonde_strpool_add() but equal strings share one copy (file names, inline names). */
+const char *sonde_strpool_intern(struct strpool *p, const char *s);
 
 /* ---- a growing message (the search log); never fails, truncates ---- */
 
@@ -40,8 +40,8 @@ struct slog {
 	size_t len, cap;
 };
 
-void slog_add(struct slog *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void slog_fini(struct slog *l);
+void sonde_slog_add(struct slog *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sonde_slog_fini(struct slog *l);
 
 /* ---- symtab.c ---- */
 
@@ -62,7 +62,7 @@ struct rawsyms {
 	size_t n, cap;
 };
 
-int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
+int sonde_rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
 		uint8_t binding);
 
 /* A kallsyms text symbol, sorted by address then line; module NULL for the kernel. */
@@ -121,7 +121,7 @@ struct sonde_symtab {
  * the distance to the next one (or @last_end for the last), registers ids.
  * @adjust is added to every start.  Return: 0 or -ENOMEM; @r is emptied.
  */
-int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
+int sonde_symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end);
 
 /* ---- demangle.c ---- */
@@ -130,7 +130,7 @@ int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct 
  * @name demangled (C++, Rust; "X@plt" as X demangled + "@plt"), in the
  * pool, or @name itself when it is not mangled or opts.no_demangle.
  */
-const char *symbols_demangle(struct sonde_symtab *st, const char *name);
+const char *sonde_symbols_demangle(struct sonde_symtab *st, const char *name);
 
 /* ---- plt.c ---- */
 
@@ -139,12 +139,12 @@ const char *symbols_demangle(struct sonde_symtab *st, const char *name);
  * dso__synthesize_plt_symbols) and one ".plt" for the lazy-binding
  * header.  Return: 0, or -ENOMEM.
  */
-int plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r);
+int sonde_plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r);
 
 /* ---- buildids.c ---- */
 
 /* The build id the capture's table gives @path (unique), or NULL with *len 0. */
-const uint8_t *symtab_header_build_id(const struct sonde_symtab *st, const char *path,
+const uint8_t *sonde_symtab_header_build_id(const struct sonde_symtab *st, const char *path,
 				      size_t *len);
 
 /* ---- dso.c ---- */
@@ -216,50 +216,50 @@ struct sonde_dso {
 };
 
 /* Loads symbols on first use.  Return: true when the object has symbols. */
-bool dso_load(struct sonde_dso *d);
+bool sonde_dso_load(struct sonde_dso *d);
 /* Reads PT_LOAD headers of @elf into d->segs. */
-void dso_read_segments(struct sonde_dso *d, Elf *elf);
+void sonde_dso_read_segments(struct sonde_dso *d, Elf *elf);
 /* Reports @path (@fd consumed either way) to a new Dwfl of @d as an
  * ET_EXEC/ET_DYN object at its own ELF addresses.  Return: true on success. */
-bool dso_report_elf(struct sonde_dso *d, const char *path, int fd);
-/* Forgets what dso_report_elf() or a module report set up. */
-void dso_unreport(struct sonde_dso *d);
+bool sonde_dso_report_elf(struct sonde_dso *d, const char *path, int fd);
+/* Forgets what sonde_dso_report_elf() or a module report set up. */
+void sonde_dso_unreport(struct sonde_dso *d);
 /* Collects function symbols of d->mod into @r; @text/@stext get the values of
  * _text/_stext when non-NULL. */
-int dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext);
+int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext);
 
 /* ---- debuginfo.c ---- */
 
 /* The libdwfl find_debuginfo callback shared by every object. */
-int debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 		   char **debuginfo_file_name);
 /*
  * Opens @path when it exists and, when @d has a build id, matches it.
  * Logs why not otherwise.  Return: an fd, or -1.
  */
-int debuginfo_try(struct sonde_dso *d, const char *path);
+int sonde_debuginfo_try(struct sonde_dso *d, const char *path);
 /* Debug directories in search order: opts->debug_dirs, SYMFS/usr/lib/debug, /usr/lib/debug. */
-size_t debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
+size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
 		      size_t max);
 /* Loads @d from perf's build-id cache (opts.buildid_dir). Return: true on success. */
-bool debuginfo_try_buildid_cache(struct sonde_dso *d);
+bool sonde_debuginfo_try_buildid_cache(struct sonde_dso *d);
 /* Loads [vdso]: perf's build-id cache, else this machine's vDSO (same build id). */
-bool debuginfo_load_vdso(struct sonde_dso *d);
+bool sonde_debuginfo_load_vdso(struct sonde_dso *d);
 /* Opens a user object's file (symfs, the path itself, --image, build-id dirs). */
-bool debuginfo_load_user(struct sonde_dso *d);
+bool sonde_debuginfo_load_user(struct sonde_dso *d);
 
 /* ---- kernel.c / kmodule.c ---- */
 
-bool kernel_load(struct sonde_dso *d);
-bool kmodule_load(struct sonde_dso *d);
+bool sonde_kernel_load(struct sonde_dso *d);
+bool sonde_kmodule_load(struct sonde_dso *d);
 /* Parses kallsyms text (/proc/kallsyms format) into st->ksyms. */
-int kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len);
-void kernel_load_ksyms(struct sonde_symtab *st);
+int sonde_kernel_parse_kallsyms(struct sonde_symtab *st, const char *text, size_t len);
+void sonde_kernel_load_ksyms(struct sonde_symtab *st);
 /* Parses the saved modules text into st->kmods. */
-int kmodule_parse(struct sonde_symtab *st, const char *text, size_t len);
+int sonde_kmodule_parse(struct sonde_symtab *st, const char *text, size_t len);
 /* Installs kallsyms symbols of @module (NULL: the kernel). Return: true if any. */
-bool kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end);
-const struct kmod_info *kmodule_info(struct sonde_symtab *st, const char *name);
+bool sonde_kernel_install_ksyms(struct sonde_dso *d, const char *module, uint64_t last_end);
+const struct kmod_info *sonde_kmodule_info(struct sonde_symtab *st, const char *name);
 
 #endif

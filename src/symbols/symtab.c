@@ -10,7 +10,7 @@
  * capture's thousands of MMAP records find their object without a scan;
  * nothing is opened until the first lookup (dso.c).  When an object is
  * opened, its function symbols are gathered into a struct rawsyms, then
- * symtab_install_symbols() sorts them, keeps the best-named alias per
+ * sonde_symtab_install_symbols() sorts them, keeps the best-named alias per
  * address, sizes zero-size symbols up to the next one, and gives each an
  * id: lookups are then a binary search over one array per object.  Which
  * alias names an address follows perf's rule, so both tools show one name.
@@ -31,7 +31,7 @@ static const char *dup_opt(struct sonde_symtab *st, const char *s, bool *fail)
 
 	if (!s)
 		return NULL;
-	c = strpool_add(&st->pool, s, strlen(s));
+	c = sonde_strpool_add(&st->pool, s, strlen(s));
 	if (!c)
 		*fail = true;
 	return c;
@@ -70,6 +70,7 @@ int sonde_symtab_new(struct sonde_symtab **out, const struct sonde_symtab_opts *
 	st->opts.modules_dir = dup_opt(st, st->opts.modules_dir, &fail);
 	st->opts.osrelease = dup_opt(st, st->opts.osrelease, &fail);
 	st->opts.buildid_dir = dup_opt(st, st->opts.buildid_dir, &fail);
+	st->opts.kallsyms_cache_dir = dup_opt(st, st->opts.kallsyms_cache_dir, &fail);
 	st->opts.debug_dirs = dup_vec(st, st->opts.debug_dirs, st->opts.nr_debug_dirs, &fail);
 	st->opts.images = dup_vec(st, st->opts.images, st->opts.nr_images, &fail);
 	if (!st->opts.debug_dirs)
@@ -96,7 +97,7 @@ static void dso_free(struct sonde_dso *d)
 	free(d->inlcache);
 	free(d->inl);
 	free(d->segs);
-	slog_fini(&d->log);
+	sonde_slog_fini(&d->log);
 	free(d);
 }
 
@@ -118,7 +119,7 @@ void sonde_symtab_free(struct sonde_symtab *st)
 	free(st->kmods);
 	free((void *)st->opts.debug_dirs);
 	free((void *)st->opts.images);
-	strpool_fini(&st->pool);
+	sonde_strpool_fini(&st->pool);
 	free(st);
 }
 
@@ -268,7 +269,7 @@ struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const cha
 								   : id->build_id_len;
 	} else {
 		/* The capture's build-id table names the file's id by path. */
-		k.bid = symtab_header_build_id(st, path, &k.bid_len);
+		k.bid = sonde_symtab_header_build_id(st, path, &k.bid_len);
 	}
 	if (!k.bid_len && id) {
 		k.maj = id->maj;
@@ -297,7 +298,7 @@ struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const cha
 	if (!d)
 		return NULL;
 	d->st = st;
-	d->long_name = strpool_intern(&st->pool, path);
+	d->long_name = sonde_strpool_intern(&st->pool, path);
 	if (!d->long_name) {
 		free(d);
 		return NULL;
@@ -305,13 +306,13 @@ struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const cha
 	d->kind = kind_of(path);
 	slash = strrchr(path, '/');
 	if (d->kind == SONDE_DSO_KERNEL) {
-		d->short_name = strpool_intern(&st->pool, "[kernel.kallsyms]");
+		d->short_name = sonde_strpool_intern(&st->pool, "[kernel.kallsyms]");
 	} else if (d->kind == SONDE_DSO_MODULE) {
 		char br[sizeof(d->modname) + 2];
 
 		module_name(path, d->modname, sizeof(d->modname));
 		snprintf(br, sizeof(br), "[%s]", d->modname);
-		d->short_name = strpool_intern(&st->pool, br);
+		d->short_name = sonde_strpool_intern(&st->pool, br);
 	} else {
 		d->short_name = slash && slash[1] ? slash + 1 - path + d->long_name : d->long_name;
 	}
@@ -356,7 +357,7 @@ const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, ui
 	return id < st->nr_syms ? st->by_id[id] : NULL;
 }
 
-int rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
+int sonde_rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
 		uint8_t binding)
 {
 	if (!name)
@@ -448,7 +449,7 @@ static size_t settle_aliases(struct rawsym *v, size_t n)
 	return out;
 }
 
-int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
+int sonde_symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
 			   int64_t adjust, uint64_t last_end)
 {
 	size_t i, n;
@@ -462,7 +463,7 @@ int symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct 
 	 * among aliases (its length rule counts the demangled name) */
 	if (d->kind == SONDE_DSO_USER)
 		for (i = 0; i < r->n; i++)
-			r->v[i].name = symbols_demangle(st, r->v[i].mangled);
+			r->v[i].name = sonde_symbols_demangle(st, r->v[i].mangled);
 	n = settle_aliases(r->v, r->n);
 	if (n && st->nr_syms + n > st->cap_syms) {
 		size_t cap = st->cap_syms ? st->cap_syms : 1024;

@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sonde_symtab_new(&st, &o) < 0)
 		return 0;
 	check_dso(sonde_symtab_findnew_dso(st, "[kernel.kallsyms]", NULL, 0));
-	kmodule_info(st, "");
+	sonde_kmodule_info(st, "");
 	n = st->nr_kmods;
 	for (i = 0; i < n && i < 8; i++) {
 		char name[300];

@@ -5,6 +5,7 @@ local one of the same workload; perf report is the oracle for the file.
 Some tests speak the wire protocol directly (see include/sonde/agent_proto.h)
 to check what the agent itself refuses, whatever a host would send.
 """
+import json
 import os
 import re
 import shutil
@@ -563,10 +564,10 @@ def test_agent_in_a_vm(vm, tmp_path):
     tok.chmod(0o600)
     wrong = tmp_path / "wrong"
     wrong.write_text("vm-token-4712\n")
-    split, loop = workload("split"), workload("getppid_loop")
+    split, loop, vdso = workload("split"), workload("getppid_loop"), workload("vdso_loop")
     g = vm.start(f"echo vm-token-4711 > /tmp/token; "
                  f"{AGENT} --listen 0.0.0.0:4243 --token-file /tmp/token --allow-exec",
-                 files=[AGENT, split, loop], fwd=[(0, 4243)], timeout=900)
+                 files=[AGENT, split, loop, vdso], fwd=[(0, 4243)], timeout=900)
     with g:
         g.wait_for("listening on 0.0.0.0:4243", timeout=300)
         target = f"127.0.0.1:{g.host_ports[4243]}"
@@ -589,7 +590,30 @@ def test_agent_in_a_vm(vm, tmp_path):
         # The guest's kernel symbols come from the kallsyms captured there.
         rep = sonde("report", "-i", str(out), "--no-children", "--sort", "dso,sym").stdout
         assert re.search(r"\[kernel\.kallsyms\]\s+\[k\] \w+", rep), rep
+        # The guest's vDSO (another kernel's: this machine's can't stand in)
+        # comes with the capture into the build-id cache.
+        home, vd = tmp_path / "home", tmp_path / "vm-vdso.data"
+        home.mkdir()
+        env = dict(os.environ, HOME=str(home))
+        sonde("record", "--target", target, "--token-file", str(tok), "-o", str(vd),
+              "-e", "cpu-clock", "-F", "1000", "--", vdso, "3000000", timeout=600, env=env)
+        bid = re.search(r"^([0-9a-f]{40}) \[vdso\]$",
+                        run(["perf", "buildid-list", "-i", str(vd)]).stdout, re.M).group(1)
+        assert bid != own_vdso_build_id(tmp_path / "own.vdso")
+        rep = sonde("report", "-i", str(vd), "--no-children", "--sort", "dso,sym",
+                    env=env).stdout
+        assert re.search(r"^\s+[4-9]\d\.\d+%\s+\[vdso\]\s+\[\.\] __vdso_clock_gettime", rep,
+                         re.M), rep
         g.kill()
+
+
+def own_vdso_build_id(path):
+    """This machine's vDSO build id: the [vdso] mapping of this process."""
+    m = re.search(r"^([0-9a-f]+)-([0-9a-f]+) .*\[vdso\]$", open("/proc/self/maps").read(), re.M)
+    with open("/proc/self/mem", "rb") as f:
+        f.seek(int(m.group(1), 16))
+        path.write_bytes(f.read(int(m.group(2), 16) - int(m.group(1), 16)))
+    return elf_build_id(path)
 
 
 def timed_list(target):
@@ -754,6 +778,30 @@ def test_buildid_only_from_the_captured_file(agent_factory, tmp_path):
         proc.wait()
 
 
+def test_remote_vdso_kept_in_the_cache(agent_factory, tmp_path):
+    """A remote capture's [vdso] gets the target's build id and image (the
+    agent's vDSO: every process's on its kernel), kept in the host's
+    build-id cache as perf record keeps a local one, so perf report and
+    sonde report name __vdso_clock_gettime from it."""
+    a = agent_factory("--allow-exec")
+    home, out = tmp_path / "home", tmp_path / "remote.data"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home))
+    sonde("record", "--target", a.target, "-o", str(out), "--", workload("vdso_loop"),
+          "5000000", env=env)
+    ids = run(["perf", "buildid-list", "-i", str(out)]).stdout
+    bid = re.search(r"^([0-9a-f]{40}) \[vdso\]$", ids, re.M).group(1)
+    image = home / ".debug" / "[vdso]" / bid / "vdso"
+    assert elf_build_id(image) == bid
+    assert os.readlink(home / ".debug" / ".build-id" / bid[:2] / bid[2:]) == f"../../[vdso]/{bid}"
+    rep = run(["perf", "report", "-i", str(out), "--stdio", "--no-children", "--sort", "dso,sym"],
+              env=env).stdout
+    assert re.search(r"^\s+[5-9]\d\.\d+%\s+\[vdso\]\s+\[\.\] __vdso_clock_gettime$", rep, re.M), rep
+    a = json.loads(sonde("annotate", "-i", str(out), "--json", "__vdso_clock_gettime",
+                         env=env).stdout)
+    assert os.path.realpath(a["symbols"][0]["symbol_file"]) == str(image)
+
+
 def test_agent_links_the_explainer_not_the_doctor():
     """The agent explains a failed perf_event_open with the doctor's
     explainer, and links nothing else of the doctor (its checks, run table
@@ -763,7 +811,11 @@ def test_agent_links_the_explainer_not_the_doctor():
         pytest.skip(f"{AGENT} is stripped")
     names = {ln.split()[-1] for ln in out.stdout.splitlines() if ln.strip()}
     assert "sonde_doctor_explain_open_error" in names
-    doctor = sorted(n for n in names if "doctor" in n and not n.startswith("doctor_"))
+    # the hook dispatch and readers of doctor_probe.c, which the explainer uses
+    probe = {"sonde_doctor_" + n for n in ("bpf_probe", "cpu_pmus", "exists", "has_cap",
+                                           "no_pmu_errno", "perf_probe", "privileged",
+                                           "read_int", "write")}
+    doctor = sorted(n for n in names if "doctor" in n and n not in probe)
     assert doctor == ["sonde_doctor_config_default", "sonde_doctor_errno_name",
                       "sonde_doctor_explain_open_error",
                       "sonde_doctor_explain_open_error_at"], doctor
@@ -794,3 +846,43 @@ def test_open_error_explained_whole(agent_factory, open_dir):
     assert p.returncode == 1, p.stderr
     assert why[0] in p.stderr.splitlines(), (why[0], p.stderr)
     assert "n" * 300 in p.stderr
+
+
+# A fake agent for an unprivileged user: a hello, then it prints the token
+# the host sends in AUTH.
+FAKE_AGENT = r"""
+import socket, struct, sys
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+print(srv.getsockname()[1], flush=True)
+c, _ = srv.accept()
+def st(t):
+    return struct.pack("<I", len(t) + 1) + t + b"\0"
+hello = (struct.pack("<II", 1, 0) + st(b"0") + st(b"x86_64") + st(b"6")
+         + struct.pack("<IIIQQ", 1, 1, 1, 0, 0))
+c.sendall(struct.pack("<IHH", len(hello), 1, 1) + hello)
+h = c.recv(8)
+n = struct.unpack("<I", h[:4])[0]
+body = b""
+while len(body) < n:
+    body += c.recv(n - len(body))
+print("token", body[8:].decode(errors="replace"), flush=True)
+"""
+
+
+def test_local_token_not_sent_to_another_users_listener(agent_factory):
+    """Any local user may listen on a free loopback port: root's host tool
+    must not hand such a listener the local agent's token."""
+    agent_factory()  # makes sure the default token file exists
+    fake = subprocess.Popen([*NOBODY, "/usr/bin/python3", "-c", FAKE_AGENT],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(fake.stdout.readline())
+        sonde("list", "--target", f"127.0.0.1:{port}", check=False, timeout=20)
+        out = fake.stdout.read()
+    finally:
+        fake.kill()
+        fake.wait()
+    secret = default_token().decode()
+    assert "token" in out and secret not in out, out

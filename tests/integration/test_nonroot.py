@@ -126,3 +126,16 @@ def test_doctor_kallsyms_advice(paranoid2):
     assert k["status"] == "fail", k
     assert "kptr_restrict=0" not in k["fix"].replace("kernel.kptr_restrict=0 shows", ""), k
     assert "sysctl -w kernel.perf_event_paranoid=1" in k["fix"], k
+
+
+def test_doctor_says_tracefs_is_root_only(tracefs, paranoid2):
+    if not tracefs_closed_to_others(tracefs):
+        pytest.skip(f"{tracefs} is readable by other users here")
+    checks = {c["id"]: c for c in json.loads(
+        as_nobody(sonde_path(), "doctor", "--json").stdout)}
+    # Root's doctor finds tracers and events here; the user's must not say
+    # the kernel lacks them (the fix was "build the kernel with CONFIG_FTRACE=y").
+    for cid in ("tracers", "trace_events"):
+        c = checks[cid]
+        assert c["status"] == "fail" and "Permission denied" in c["detail"], c
+        assert "root" in c["fix"] and "build the kernel" not in c["fix"], c

@@ -203,9 +203,12 @@ def vdso_captures(tmp_path_factory):
     recorded by sonde and by perf; perf keeps the vDSO image in its
     build-id cache (a private HOME's ~/.debug/[vdso]/<build id>/vdso)."""
     d = tmp_path_factory.mktemp("vdso")
-    (d / "home").mkdir()
+    for h in ("home", "shome", "empty"):
+        (d / h).mkdir()
     env = dict(os.environ, HOME=str(d / "home"))
-    sonde("record", "-o", str(d / "s.data"), "--", workload("vdso_loop"), env=env)
+    # sonde keeps the image in a cache of its own (shome): see test_record_keeps_the_vdso.
+    sonde("record", "-o", str(d / "s.data"), "--", workload("vdso_loop"),
+          env=dict(env, HOME=str(d / "shome")))
     run(["perf", "record", "-e", "cpu-clock", "-o", str(d / "p.data"), "--",
          workload("vdso_loop")], env=env)
     assert list((d / "home" / ".debug" / "[vdso]").glob("*/vdso"))
@@ -231,3 +234,47 @@ def test_vdso_is_resolved(vdso_captures, who, home):
     where = a["symbols"][0]["symbol_file"]
     assert where.endswith("/vdso") if home == "home" else where == "[vdso] of this kernel", where
     assert a["symbols"][0]["total"][0]["samples"] > 100
+
+
+def cache_entries(home):
+    """{path under .debug: symlink target or file bytes} of a build-id cache."""
+    root = home / ".debug"
+    return {str(p.relative_to(root)): os.readlink(p) if p.is_symlink() else p.read_bytes()
+            for p in root.rglob("*") if p.is_symlink() or p.is_file()} if root.exists() else {}
+
+
+def test_record_keeps_the_vdso(vdso_captures, tmp_path):
+    """sonde record keeps the [vdso] image in perf's build-id cache, as perf
+    record does: perf's layout (the .build-id link, [vdso]/<id>/vdso) and
+    perf's bytes.  A report then names the vDSO's functions from the cache,
+    not from this machine's vDSO (the only source on another machine or
+    after a kernel update), and perf report reads sonde's cache too."""
+    d, env = vdso_captures
+    ids = run(["perf", "buildid-list", "-i", str(d / "s.data")]).stdout
+    bid = re.search(r"^([0-9a-f]{40}) \[vdso\]$", ids, re.M).group(1)
+    perfs = {k: v for k, v in cache_entries(d / "home").items()
+             if "[vdso]" in k or (isinstance(v, str) and "[vdso]" in v)}
+    assert set(perfs) == {f".build-id/{bid[:2]}/{bid[2:]}", f"[vdso]/{bid}/vdso",
+                          f"[vdso]/{bid}/probes"}, perfs
+    del perfs[f"[vdso]/{bid}/probes"]  # perf's probe cache, empty: nothing to keep
+    assert cache_entries(d / "shome") == perfs
+    a = json.loads(sonde("annotate", "-i", str(d / "s.data"), "--json", "__vdso_clock_gettime",
+                         env=dict(env, HOME=str(d / "shome"))).stdout)
+    where = a["symbols"][0]["symbol_file"]  # through the .build-id link
+    assert os.path.realpath(where) == str(d / "shome" / ".debug" / "[vdso]" / bid / "vdso"), where
+    theirs = perf_rows(d / "s.data", "--sort", "dso,sym", env=dict(env, HOME=str(d / "shome")))
+    top = max(theirs, key=lambda kp: kp[1])
+    assert top[0] == ("[vdso]", "[.]", "__vdso_clock_gettime") and top[1] > 50, theirs
+    assert perf_rows(d / "s.data", "--sort", "dso,sym", env=dict(env, HOME=str(d / "empty"))
+                     )[0][0][2].startswith("0x")  # perf needs the cache
+    # --buildid-dir puts it elsewhere; -N (perf's --no-buildid-cache) nowhere.
+    home, other = tmp_path / "h", tmp_path / "cache"
+    home.mkdir()
+    e = dict(env, HOME=str(home))
+    sonde("record", "-o", str(tmp_path / "n.data"), "-N", "--", workload("vdso_loop"), "2000000",
+          env=e)
+    assert cache_entries(home) == {}
+    sonde("record", "-o", str(tmp_path / "b.data"), "--buildid-dir", str(other), "--",
+          workload("vdso_loop"), "2000000", env=e)
+    assert cache_entries(home) == {}
+    assert (other / "[vdso]" / bid / "vdso").read_bytes() == perfs[f"[vdso]/{bid}/vdso"]
