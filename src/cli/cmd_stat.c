@@ -71,16 +71,6 @@ struct stat_opts {
 	bool explicit_events; /* -e given: explain the ones not supported */
 };
 
-static volatile sig_atomic_t stop_signal, child_exited;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGCHLD)
-		child_exited = 1;
-	else
-		stop_signal = sig;
-}
-
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -358,21 +348,21 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	for (;;) {
 		int step;
 
-		if (stop_signal) {
+		if (cli_stop_signal) {
 			if (wl.pid > 0 && !res->stopped_by_signal) {
 				/* Ctrl-C: the workload stops too, and we print what we have. */
-				kill(wl.pid, stop_signal);
+				kill(wl.pid, cli_stop_signal);
 			}
 			res->stopped_by_signal = true;
-			stop_signal = 0;
+			cli_stop_signal = 0;
 			if (wl.pid <= 0)
 				break;
 		}
-		if (wl.pid > 0 && child_exited) {
+		if (wl.pid > 0 && cli_child_exited) {
 			int status;
 			pid_t w = wait4(wl.pid, &status, WNOHANG, &res->ru);
 
-			child_exited = 0;
+			cli_child_exited = 0;
 			if (w == wl.pid) {
 				res->status = status;
 				break;
@@ -438,17 +428,6 @@ static void explain_unsupported(const struct stat_row *rows, size_t n)
 			 sonde_doctor_explain_open_error(&rows[i].ev->attr, rows[i].err, why,
 							 sizeof(why)));
 	}
-}
-
-static int workload_exit_code(int status)
-{
-	if (status < 0)
-		return EXIT_OK;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_FAIL;
 }
 
 static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli *cli)
@@ -552,7 +531,6 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 	struct stat_opts o = {.repeat = 1};
 	struct stat_row *rows = NULL;
 	struct run_result res = {0};
-	struct sigaction sa;
 	double el_mean = 0, el_m2 = 0, user = -1, sys = -1;
 	char target[512];
 	int ret, code = EXIT_OK;
@@ -579,11 +557,7 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
+	cli_catch_stop_signals(false);
 
 	print_target(&o, target, sizeof(target));
 	for (int run = 0; run < o.repeat; run++) {
@@ -594,7 +568,7 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 
 		el_mean += d / (run + 1);
 		el_m2 += d * (res.elapsed_ns / 1e9 - el_mean);
-		code = o.argv ? workload_exit_code(res.status) : EXIT_OK;
+		code = o.argv ? cli_workload_exit_code(res.status) : EXIT_OK;
 		if (res.stopped_by_signal)
 			break;
 	}
