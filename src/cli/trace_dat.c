@@ -9,11 +9,17 @@
  * spliced, which is exactly what trace.dat stores.
  */
 #include "trace_dat.h"
+#include "trace_dat_check.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef SONDE_HAVE_TRACECMD
@@ -227,14 +233,109 @@ static int iterate(const char *path, FILE *out, uint64_t *count, char *err, size
 	return r;
 }
 
+/* The file's layout, checked before the libraries trust it.  Return: 0 or -1 with @err. */
+static int check_file(const char *path, uint64_t *good, char *err, size_t len)
+{
+	char why[300];
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	*good = 0;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		snprintf(err, len, "%s: %s", path, st.st_size ? "not a regular file" : "empty file");
+		return -1;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	r = trace_dat_check(map, (size_t)st.st_size, good, why, sizeof(why));
+	munmap(map, (size_t)st.st_size);
+	if (r < 0)
+		snprintf(err, len, "%s: damaged trace.dat: %s", path, why);
+	return r;
+}
+
+struct child_result {
+	int r;
+	uint64_t count;
+	char err[512];
+};
+
+/*
+ * libtracecmd and libtraceevent still trust what the checks can't judge
+ * (format text, page contents), so the reading runs in a child process: a
+ * crash there becomes a message with how far the layout was sound, never
+ * a signal that takes sonde down.
+ */
+static int guarded(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
+{
+	struct child_result res = {.r = -1};
+	uint64_t good;
+	int pfd[2], status;
+	pid_t pid;
+	ssize_t got;
+
+	*count = 0;
+	if (check_file(path, &good, err, len) < 0)
+		return -1;
+	if (out)
+		fflush(out);
+	if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		snprintf(err, len, "%s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		res.r = iterate(path, out, &res.count, res.err, sizeof(res.err));
+		if (out && fflush(out) != 0 && res.r == 0) {
+			res.r = -1;
+			snprintf(res.err, sizeof(res.err), "writing the report: %s", strerror(errno));
+		}
+		if (write(pfd[1], &res, sizeof(res)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	do
+		got = read(pfd[0], &res, sizeof(res));
+	while (got < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status) || got != (ssize_t)sizeof(res)) {
+		snprintf(err, len,
+			 "%s: damaged trace.dat: the reader (libtracecmd) failed with %s past its "
+			 "layout, which is sound up to offset 0x%llx (event formats or ring pages "
+			 "are damaged)",
+			 path, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer",
+			 (unsigned long long)good);
+		return -1;
+	}
+	*count = res.count;
+	if (res.r < 0)
+		snprintf(err, len, "%s", res.err);
+	return res.r;
+}
+
 int trace_dat_report(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
 {
-	return iterate(path, out, count, err, len);
+	return guarded(path, out, count, err, len);
 }
 
 int trace_dat_count(const char *path, uint64_t *count, char *err, size_t len)
 {
-	return iterate(path, NULL, count, err, len);
+	return guarded(path, NULL, count, err, len);
 }
 
 #else

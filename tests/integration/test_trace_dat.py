@@ -1,5 +1,6 @@
 """sonde trace report on trace-cmd's own files, trace-cmd report as the oracle."""
 import os
+import subprocess
 import pytest
 
 from conftest import run, sonde_path, workload
@@ -57,3 +58,73 @@ def test_instance_buffers_reported(instance_files, tag):
     assert len(theirs) == 1 + 2 * 300
     assert sum(l.startswith("   sondeib-a: ") for l in theirs) == 300
     assert mine == theirs
+
+
+def run_damaged(argv, path, data, cases):
+    """Runs @argv on each damaged copy of @data; returns the cases that did
+    not end with exit 0, or 1 and a message."""
+    bad = []
+    for what, off in cases:
+        d = bytearray(data)
+        if what == "flip":
+            d[off] ^= 0xff
+        else:
+            del d[off:]
+        path.write_bytes(bytes(d))
+        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           errors="replace", timeout=60)
+        ok = p.returncode == 0 or (p.returncode == 1 and p.stderr.startswith("sonde: "))
+        if not ok:
+            bad.append((what, hex(off), p.returncode, p.stderr[-200:]))
+    return bad
+
+
+@pytest.mark.tracefs_exclusive
+def test_damaged_trace_dat_never_crashes(tracefs, tmp_path):
+    """Bytes flipped across the section headers, options and CPU data of a
+    real trace.dat, and truncations: sonde trace report ends with 0, or 1
+    and a message naming the offset, never with a signal."""
+    import random
+    import struct
+    good = tmp_path / "good.dat"
+    run([sonde_path(), "trace", "-e", "sched:sched_switch", "-e", "syscalls:sys_enter_getppid",
+         "-o", str(good), "--", workload("getppid_loop"), "50"])
+    data = good.read_bytes()
+    assert data[10:12] == b"7\0"
+    # the version 7 header: magic, version, endianness, long size, page size,
+    # compression name and version, then the first options section's offset
+    at = 12 + 1 + 1 + 4
+    at = data.index(b"\0", at) + 1
+    at = data.index(b"\0", at) + 1
+    first = struct.unpack_from("<Q", data, at)[0]
+    rnd = random.Random(7)
+    n = len(data)
+    # the header, header_page/header_event and the ftrace format texts
+    # libtraceevent parses, then the options sections
+    offsets = set(range(0, 4096, 7)) | set(range(first, min(n, first + 600), 3))
+    offsets |= {rnd.randrange(first, n) for _ in range(60)}
+    cases = [("flip", o) for o in sorted(offsets)]
+    cases += [("trunc", rnd.randrange(n)) for _ in range(20)] + [("trunc", first + 20)]
+    bad = run_damaged([sonde_path(), "trace", "report", str(tmp_path / "x.dat")],
+                      tmp_path / "x.dat", data, cases)
+    assert bad == []
+    # a cut section table is named with its offset
+    (tmp_path / "x.dat").write_bytes(data[:first + 20])
+    p = subprocess.run([sonde_path(), "trace", "report", str(tmp_path / "x.dat")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "damaged trace.dat: offset 0x" in p.stderr
+
+
+def test_damaged_tracing_data_never_crashes(tmp_path):
+    """The same for a perf.data with tracing data, read by sonde script."""
+    import random
+    good = tmp_path / "good.data"
+    run([sonde_path(), "record", "-e", "sched:sched_switch", "-e",
+         "syscalls:sys_enter_getppid", "-o", str(good), "--", workload("getppid_loop"), "50"])
+    data = good.read_bytes()
+    rnd = random.Random(3)
+    cases = [("flip", rnd.randrange(len(data))) for _ in range(150)]
+    cases += [("trunc", rnd.randrange(len(data))) for _ in range(20)]
+    bad = run_damaged([sonde_path(), "script", "-i", str(tmp_path / "x.data")],
+                      tmp_path / "x.data", data, cases)
+    assert bad == []
