@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 
 #include <sonde/doctor.h>
+#include <sonde/json.h>
 #include <sonde/tracefs.h>
 
 #include "cli.h"
@@ -28,46 +29,26 @@ static const char doctor_usage[] =
     "  --no-top-level   never try a tracer in the top-level tracefs instance\n"
     "                   (tracers are always tried in a scratch instance)\n";
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", stdout);
-		else if (c == '\t')
-			fputs("\\t", stdout);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
+/* A list, one check a line, for people and programs alike. */
 static void print_json(const struct sonde_doctor_report *rep)
 {
-	fputs("[\n", stdout);
+	struct sonde_json js, *j = &js;
+
+	sonde_json_init_file(j, stdout, SONDE_JSON_SPACED | SONDE_JSON_LIST_LINES);
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct sonde_doctor_check *c = &rep->v[i];
 
-		fputs("  {\"id\": ", stdout);
-		json_string(c->id);
-		fputs(", \"title\": ", stdout);
-		json_string(c->title);
-		printf(", \"status\": \"%s\", \"detail\": ", sonde_doctor_status_name(c->status));
-		json_string(c->detail);
-		fputs(", \"fix\": ", stdout);
-		if (c->fix[0])
-			json_string(c->fix);
-		else
-			fputs("null", stdout);
-		printf("}%s\n", i + 1 < rep->n ? "," : "");
+		sonde_json_obj_begin(j);
+		sonde_json_kstr(j, "id", c->id);
+		sonde_json_kstr(j, "title", c->title);
+		sonde_json_kstr(j, "status", sonde_doctor_status_name(c->status));
+		sonde_json_kstr(j, "detail", c->detail);
+		sonde_json_kstr(j, "fix", c->fix[0] ? c->fix : NULL);
+		sonde_json_obj_end(j);
 	}
-	fputs("]\n", stdout);
+	sonde_json_arr_end(j);
+	sonde_json_line_end(j);
 }
 
 static void print_table(const struct sonde_doctor_report *rep)

@@ -8,6 +8,8 @@
  */
 #include "stat.h"
 
+#include <sonde/json.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -167,20 +169,6 @@ static void format_value(const struct stat_row *r, char *buf, size_t len, const 
 		snprintf(buf, len, "%.0f", r->value);
 }
 
-static void print_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 static void print_table_row(const struct stat_printer *p, const struct stat_row *r,
 			    const struct metric *m, double interval)
 {
@@ -228,28 +216,40 @@ static void print_csv_row(const struct stat_printer *p, const struct stat_row *r
 	fputc('\n', p->out);
 }
 
+/* One object per line, spaced and named as perf stat -j writes them. */
 static void print_json_row(const struct stat_printer *p, const struct stat_row *r,
 			   const struct metric *m, double interval)
 {
 	const char *unit;
 	char value[64];
+	struct sonde_json js, *j = &js;
 
 	format_value(r, value, sizeof(value), &unit);
 	if (r->counted && r->err >= 0)
 		snprintf(value, sizeof(value), "%f", is_clock(r->ev) ? r->value / 1e6 : r->value);
-	fputc('{', p->out);
-	if (interval >= 0)
-		fprintf(p->out, "\"interval\" : %.9f, ", interval);
-	fprintf(p->out, "\"counter-value\" : \"%s\", \"unit\" : \"%s\", \"event\" : ", value, unit);
-	print_json_string(p->out, r->ev->name);
-	if (p->runs > 1)
-		fprintf(p->out, ", \"variance\" : %.2f", noise_pct(r));
-	fprintf(p->out, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f",
-		(unsigned long long)r->running, pcnt_running(r));
-	if (m->valid)
-		fprintf(p->out, ", \"metric-value\" : %f, \"metric-unit\" : \"%s\"", m->value,
-			m->unit);
-	fprintf(p->out, "}\n");
+	sonde_json_init_file(j, p->out, SONDE_JSON_SPACED | SONDE_JSON_WIDE_COLON);
+	sonde_json_obj_begin(j);
+	if (interval >= 0) {
+		sonde_json_key(j, "interval");
+		sonde_json_double(j, interval, 9);
+	}
+	sonde_json_kstr(j, "counter-value", value);
+	sonde_json_kstr(j, "unit", unit);
+	sonde_json_kstr(j, "event", r->ev->name);
+	if (p->runs > 1) {
+		sonde_json_key(j, "variance");
+		sonde_json_double(j, noise_pct(r), 2);
+	}
+	sonde_json_ku64(j, "event-runtime", r->running);
+	sonde_json_key(j, "pcnt-running");
+	sonde_json_double(j, pcnt_running(r), 2);
+	if (m->valid) {
+		sonde_json_key(j, "metric-value");
+		sonde_json_double(j, m->value, 6);
+		sonde_json_kstr(j, "metric-unit", m->unit);
+	}
+	sonde_json_obj_end(j);
+	sonde_json_line_end(j);
 }
 
 void stat_print_header(const struct stat_printer *p, const char *target)

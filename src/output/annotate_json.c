@@ -7,143 +7,124 @@
  * hex strings (kernel addresses do not fit a double).
  */
 #include <sonde/annotate_print.h>
+#include <sonde/json.h>
 #include <sonde/report_print.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
-static void json_str(FILE *f, const char *s)
+static void counts(struct sonde_json *j, const struct sonde_annotation *a,
+		   const struct sonde_counts *c)
 {
-	if (!s) {
-		fputs("null", f);
-		return;
+	sonde_json_arr_begin(j);
+	for (size_t e = 0; e < a->nevents; e++) {
+		sonde_json_obj_begin(j);
+		sonde_json_ku64(j, "samples", c[e].samples);
+		sonde_json_ku64(j, "period", c[e].period);
+		sonde_json_key(j, "percent");
+		sonde_json_double(j, sonde_annotate_percent(a, c, e), 4);
+		sonde_json_obj_end(j);
 	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	sonde_json_arr_end(j);
 }
 
-/* A source line's text as a JSON string (length-limited, not NUL-terminated). */
-static void json_strn(FILE *f, const char *s, size_t n)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void counts(FILE *f, const struct sonde_annotation *a, const struct sonde_counts *c)
-{
-	fputc('[', f);
-	for (size_t e = 0; e < a->nevents; e++)
-		fprintf(f, "%s{\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"percent\":%.4f}",
-			e ? "," : "", c[e].samples, c[e].period, sonde_annotate_percent(a, c, e));
-	fputc(']', f);
-}
-
-static void one(FILE *f, const struct sonde_annotation *a)
+static void one(struct sonde_json *j, const struct sonde_annotation *a)
 {
 	const struct sonde_symbol *s = a->sym;
 
-	fprintf(f, "{\"symbol\":");
-	json_str(f, s->name);
-	fprintf(f, ",\"symbol_mangled\":");
-	json_str(f, s->mangled ? s->mangled : s->name);
-	fprintf(f, ",\"symbol_id\":%u,\"dso\":", s->id);
-	json_str(f, sonde_report_dso_name(s->dso));
-	fprintf(f, ",\"symbol_file\":");
-	json_str(f, sonde_dso_symbol_file(s->dso));
-	fprintf(f, ",\"start\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"total\":", s->start,
-		s->size);
-	counts(f, a, a->total);
-	fprintf(f, ",\"disassembly\":");
-	json_str(f, a->disasm_err ? sonde_strerror(a->disasm_err) : "ok");
-	fprintf(f, ",\"sources\":[");
+	sonde_json_obj_begin(j);
+	sonde_json_kstr(j, "symbol", s->name);
+	sonde_json_kstr(j, "symbol_mangled", s->mangled ? s->mangled : s->name);
+	sonde_json_ku64(j, "symbol_id", s->id);
+	sonde_json_kstr(j, "dso", sonde_report_dso_name(s->dso));
+	sonde_json_kstr(j, "symbol_file", sonde_dso_symbol_file(s->dso));
+	sonde_json_key(j, "start");
+	sonde_json_hex(j, s->start);
+	sonde_json_ku64(j, "size", s->size);
+	sonde_json_key(j, "total");
+	counts(j, a, a->total);
+	sonde_json_kstr(j, "disassembly", a->disasm_err ? sonde_strerror(a->disasm_err) : "ok");
+	sonde_json_key(j, "sources");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < a->nsources; i++) {
 		const struct sonde_annotate_source *src = &a->sources[i];
 
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		json_str(f, src->file);
-		fprintf(f, ",\"comp_dir\":");
-		json_str(f, src->comp_dir);
-		fprintf(f, ",\"path\":");
-		json_str(f, src->path);
-		fprintf(f, ",\"looked_for\":");
-		json_str(f, src->path ? NULL : src->looked_for ? src->looked_for : "");
-		fputc('}', f);
+		sonde_json_obj_begin(j);
+		sonde_json_kstr(j, "file", src->file);
+		sonde_json_kstr(j, "comp_dir", src->comp_dir);
+		sonde_json_kstr(j, "path", src->path);
+		sonde_json_kstr(j, "looked_for",
+				src->path ? NULL : src->looked_for ? src->looked_for : "");
+		sonde_json_obj_end(j);
 	}
-	fprintf(f, "],\"lines\":[");
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "lines");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < a->nlines; i++) {
 		const struct sonde_annotate_line *l = &a->lines[i];
 		size_t len;
 		const char *t =
 		    sonde_annotate_source_line(&a->sources[l->source], l->src.line, &len);
 
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		json_str(f, l->src.file);
-		fprintf(f, ",\"line\":%u,\"source\":%zu,\"text\":", l->src.line, l->source);
+		sonde_json_obj_begin(j);
+		sonde_json_kstr(j, "file", l->src.file);
+		sonde_json_ku64(j, "line", l->src.line);
+		sonde_json_ku64(j, "source", l->source);
+		sonde_json_key(j, "text");
 		if (t)
-			json_strn(f, t, len);
+			sonde_json_strn(j, t, len);
 		else
-			fputs("null", f);
-		fprintf(f, ",\"inlined\":");
-		json_str(f, l->inlined);
-		fprintf(f, ",\"hot\":%s,\"counts\":", l->hot ? "true" : "false");
-		counts(f, a, l->counts);
-		fputc('}', f);
+			sonde_json_null(j);
+		sonde_json_kstr(j, "inlined", l->inlined);
+		sonde_json_kbool(j, "hot", l->hot);
+		sonde_json_key(j, "counts");
+		counts(j, a, l->counts);
+		sonde_json_obj_end(j);
 	}
-	fprintf(f, "],\"instructions\":[");
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "instructions");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < a->ninsns; i++) {
 		const struct sonde_annotate_insn *in = &a->insns[i];
 
-		fprintf(f, "%s{\"addr\":\"0x%" PRIx64 "\",\"size\":%u,\"text\":", i ? "," : "",
-			in->addr, in->size);
-		json_str(f, in->text);
-		fprintf(f, ",\"file\":");
-		json_str(f, in->src.file);
-		fprintf(f, ",\"line\":%u,\"inlined\":", in->src.line);
-		json_str(f, in->inlined);
-		fprintf(f, ",\"hot\":%s,\"counts\":", in->hot ? "true" : "false");
-		counts(f, a, in->counts);
-		fputc('}', f);
+		sonde_json_obj_begin(j);
+		sonde_json_key(j, "addr");
+		sonde_json_hex(j, in->addr);
+		sonde_json_ku64(j, "size", in->size);
+		sonde_json_kstr(j, "text", in->text);
+		sonde_json_kstr(j, "file", in->src.file);
+		sonde_json_ku64(j, "line", in->src.line);
+		sonde_json_kstr(j, "inlined", in->inlined);
+		sonde_json_kbool(j, "hot", in->hot);
+		sonde_json_key(j, "counts");
+		counts(j, a, in->counts);
+		sonde_json_obj_end(j);
 	}
-	fprintf(f, "]}");
+	sonde_json_arr_end(j);
+	sonde_json_obj_end(j);
 }
 
 int sonde_annotate_print_json(FILE *f, const struct sonde_annotation *const *as, size_t n,
 			      const struct sonde_annotate_print_opts *o)
 {
 	size_t nev = n ? as[0]->nevents : 0;
+	struct sonde_json js, *j = &js;
 
-	fprintf(f, "{\"file\":");
-	json_str(f, o->file ? o->file : "");
-	fprintf(f, ",\"events\":[");
-	for (size_t e = 0; e < nev; e++) {
-		fprintf(f, "%s", e ? "," : "");
-		json_str(f, o->event_names ? o->event_names[e] : "?");
-	}
-	fprintf(f, "],\"symbols\":[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', f);
-		one(f, as[i]);
-	}
-	fprintf(f, "]}\n");
-	return ferror(f) ? -EIO : 0;
+	sonde_json_init_file(j, f, 0);
+	sonde_json_obj_begin(j);
+	sonde_json_kstr(j, "file", o->file ? o->file : "");
+	sonde_json_key(j, "events");
+	sonde_json_arr_begin(j);
+	for (size_t e = 0; e < nev; e++)
+		sonde_json_str(j, o->event_names ? o->event_names[e] : "?");
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "symbols");
+	sonde_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		one(j, as[i]);
+	sonde_json_arr_end(j);
+	sonde_json_obj_end(j);
+	sonde_json_line_end(j);
+	return sonde_json_error(j) ? sonde_json_error(j) : ferror(f) ? -EIO : 0;
 }

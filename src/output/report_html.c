@@ -24,6 +24,7 @@
  * numbers from flat arrays (columnar or strided) because they parse and
  * iterate fastest in a browser.
  */
+#include <sonde/json.h>
 #include <sonde/report_print.h>
 
 #include <errno.h>
@@ -45,75 +46,54 @@ extern const size_t sonde_html_tail_len;
 #define CODE_INSNS 300	 /* instructions shown whole up to this size, */
 #define CODE_CONTEXT 8	 /* else sampled ones with this many either side */
 
-/* A string for a JSON block inside <script>: "</" must not appear. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-static void key_str(FILE *f, const char *key, const char *val)
-{
-	fprintf(f, "\"%s\":", key);
-	json_str(f, val ? val : "");
-}
-
-static void header(FILE *f, const struct sonde_report *rep, const struct sonde_print_opts *o)
+static void header(struct sonde_json *j, const struct sonde_report *rep,
+		   const struct sonde_print_opts *o)
 {
 	const struct sonde_pd_features *ft = sonde_pd_reader_features(rep->reader);
 
-	fprintf(f, ",\"header\":{");
-	key_str(f, "file", o->file);
-	fprintf(f, ",\"cmdline\":[");
-	for (uint32_t i = 0; i < ft->cmdline_argc; i++) {
-		fprintf(f, "%s", i ? "," : "");
-		json_str(f, ft->cmdline_argv[i]);
-	}
-	fputc(']', f);
-	fputc(',', f);
-	key_str(f, "hostname", ft->hostname);
-	fputc(',', f);
-	key_str(f, "osrelease", ft->osrelease);
-	fputc(',', f);
-	key_str(f, "arch", ft->arch);
-	fputc(',', f);
-	key_str(f, "cpudesc", ft->cpudesc);
-	fputc(',', f);
-	key_str(f, "perf_version", ft->version);
-	fprintf(f, ",\"nr_cpus\":%u}", ft->has_nrcpus ? ft->nr_cpus_online : 0);
+	sonde_json_key(j, "header");
+	sonde_json_obj_begin(j);
+	sonde_json_kstr(j, "file", o->file ?: "");
+	sonde_json_key(j, "cmdline");
+	sonde_json_arr_begin(j);
+	for (uint32_t i = 0; i < ft->cmdline_argc; i++)
+		sonde_json_str(j, ft->cmdline_argv[i] ?: "");
+	sonde_json_arr_end(j);
+	sonde_json_kstr(j, "hostname", ft->hostname ?: "");
+	sonde_json_kstr(j, "osrelease", ft->osrelease ?: "");
+	sonde_json_kstr(j, "arch", ft->arch ?: "");
+	sonde_json_kstr(j, "cpudesc", ft->cpudesc ?: "");
+	sonde_json_kstr(j, "perf_version", ft->version ?: "");
+	sonde_json_ku64(j, "nr_cpus", ft->has_nrcpus ? ft->nr_cpus_online : 0);
+	sonde_json_obj_end(j);
 }
 
-static void events(FILE *f, const struct sonde_report *rep)
+static void events(struct sonde_json *j, const struct sonde_report *rep)
 {
 	const struct sonde_profile *p = rep->profile;
 
-	fprintf(f, ",\"events\":[");
+	sonde_json_key(j, "events");
+	sonde_json_arr_begin(j);
 	for (size_t e = 0; e < rep->nevents; e++) {
 		const struct perf_event_attr *a = &rep->events[e]->attr;
 		struct sonde_counts t = sonde_profile_total(p, e);
 
-		fprintf(f, "%s{", e ? "," : "");
-		key_str(f, "name", rep->event_names[e]);
-		fprintf(f,
-			",\"type\":%u,\"config\":%" PRIu64 ",\"freq\":%s,\"%s\":%" PRIu64
-			",\"tracepoint\":%s,\"samples\":%" PRIu64 ",\"period\":%" PRIu64 "}",
-			a->type, (uint64_t)a->config, a->freq ? "true" : "false",
-			a->freq ? "sample_freq" : "sample_period", (uint64_t)a->sample_period,
-			a->type == PERF_TYPE_TRACEPOINT ? "true" : "false", t.samples, t.period);
+		sonde_json_obj_begin(j);
+		sonde_json_kstr(j, "name", rep->event_names[e] ?: "");
+		sonde_json_ku64(j, "type", a->type);
+		sonde_json_ku64(j, "config", a->config);
+		sonde_json_kbool(j, "freq", a->freq);
+		sonde_json_ku64(j, a->freq ? "sample_freq" : "sample_period", a->sample_period);
+		sonde_json_kbool(j, "tracepoint", a->type == PERF_TYPE_TRACEPOINT);
+		sonde_json_ku64(j, "samples", t.samples);
+		sonde_json_ku64(j, "period", t.period);
+		sonde_json_obj_end(j);
 	}
-	fputc(']', f);
+	sonde_json_arr_end(j);
 }
 
 /* Dense indexes of the objects the page names (-1: none). */
-static int32_t *dso_index(FILE *f, const struct sonde_report *rep)
+static int32_t *dso_index(struct sonde_json *j, const struct sonde_report *rep)
 {
 	const struct sonde_timeline *tl = rep->timeline;
 	size_t nd = sonde_symtab_nr_dsos(rep->symtab), shown = 0;
@@ -123,67 +103,82 @@ static int32_t *dso_index(FILE *f, const struct sonde_report *rep)
 		return NULL;
 	for (size_t i = 0; i <= nd; i++)
 		ix[i] = -1;
-	fprintf(f, ",\"dsos\":[");
+	sonde_json_key(j, "dsos");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < sonde_timeline_nr_funcs(tl); i++) {
 		const struct sonde_dso *d = sonde_timeline_func(tl, i)->dso;
 
 		if (!d || ix[sonde_dso_id(d)] >= 0)
 			continue;
-		ix[sonde_dso_id(d)] = (int32_t)shown;
-		fprintf(f, "%s", shown++ ? "," : "");
-		json_str(f, sonde_report_dso_name(d));
+		ix[sonde_dso_id(d)] = (int32_t)shown++;
+		sonde_json_str(j, sonde_report_dso_name(d));
 	}
-	fputc(']', f);
+	sonde_json_arr_end(j);
 	return ix;
 }
 
-static void funcs(FILE *f, const struct sonde_report *rep, const int32_t *dix)
+static void funcs(struct sonde_json *j, const struct sonde_report *rep, const int32_t *dix)
 {
 	const struct sonde_timeline *tl = rep->timeline;
 	size_t n = sonde_timeline_nr_funcs(tl);
 	char b[64];
 
-	fprintf(f, ",\"funcs\":{\"name\":[");
+	sonde_json_key(j, "funcs");
+	sonde_json_obj_begin(j);
+	sonde_json_key(j, "name");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_tl_func *fn = sonde_timeline_func(tl, i);
 		struct sonde_frame fr = {.sym = fn->sym, .addr = fn->addr};
 
-		fprintf(f, "%s", i ? "," : "");
-		json_str(f, fn->inlined ? fn->inlined
-					: sonde_report_sym_name(NULL, &fr, b, sizeof(b)));
+		sonde_json_str(j, fn->inlined ? fn->inlined
+					      : sonde_report_sym_name(NULL, &fr, b, sizeof(b)));
 	}
+	sonde_json_arr_end(j);
 	/* Inlined bodies show in trees and flame graphs, never as rows. */
-	fprintf(f, "],\"inlined\":[");
+	sonde_json_key(j, "inlined");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%d", i ? "," : "", sonde_timeline_func(tl, i)->inlined != NULL);
-	fprintf(f, "],\"dso\":[");
+		sonde_json_u64(j, sonde_timeline_func(tl, i)->inlined != NULL);
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "dso");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_dso *d = sonde_timeline_func(tl, i)->dso;
 
-		fprintf(f, "%s%d", i ? "," : "", d ? dix[sonde_dso_id(d)] : -1);
+		sonde_json_i64(j, d ? dix[sonde_dso_id(d)] : -1);
 	}
-	fprintf(f, "],\"kernel\":[");
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "kernel");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%d", i ? "," : "", sonde_timeline_func(tl, i)->kernel);
-	fprintf(f, "]}");
+		sonde_json_u64(j, sonde_timeline_func(tl, i)->kernel);
+	sonde_json_arr_end(j);
+	sonde_json_obj_end(j);
 }
 
-static void nodes(FILE *f, const struct sonde_timeline *tl)
+static void nodes(struct sonde_json *j, const struct sonde_timeline *tl)
 {
 	size_t n = sonde_timeline_nr_nodes(tl);
 	uint32_t parent, func;
 
-	fprintf(f, ",\"nodes\":{\"parent\":[");
+	sonde_json_key(j, "nodes");
+	sonde_json_obj_begin(j);
+	sonde_json_key(j, "parent");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		sonde_timeline_node(tl, i, &parent, &func);
-		fprintf(f, "%s%d", i ? "," : "", i ? (int)parent : -1);
+		sonde_json_i64(j, i ? (int)parent : -1);
 	}
-	fprintf(f, "],\"func\":[");
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "func");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		sonde_timeline_node(tl, i, &parent, &func);
-		fprintf(f, "%s%d", i ? "," : "", i ? (int)func : -1);
+		sonde_json_i64(j, i ? (int)func : -1);
 	}
-	fprintf(f, "]}");
+	sonde_json_arr_end(j);
+	sonde_json_obj_end(j);
 }
 
 /* Unresolved functions sorted by (dso, addr), to find a profile entry's function. */
@@ -202,12 +197,27 @@ static int unres_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* An entry's counts per event, flat: samples, period, samples, period... */
+static void counts_flat(struct sonde_json *j, const struct sonde_profile *p,
+			struct sonde_counts (*get)(const struct sonde_profile *, size_t, size_t),
+			size_t i, size_t nev)
+{
+	sonde_json_arr_begin(j);
+	for (size_t e = 0; e < nev; e++) {
+		struct sonde_counts c = get(p, i, e);
+
+		sonde_json_u64(j, c.samples);
+		sonde_json_u64(j, c.period);
+	}
+	sonde_json_arr_end(j);
+}
+
 /* The profile's entries (sorted by dso,sym for this view) as rows of functions. */
-static int functions(FILE *f, const struct sonde_report *rep, size_t sort_event)
+static int functions(struct sonde_json *j, const struct sonde_report *rep, size_t sort_event)
 {
 	const struct sonde_profile *p = rep->profile;
 	const struct sonde_timeline *tl = rep->timeline;
-	size_t n = sonde_profile_nr_entries(p), nf = sonde_timeline_nr_funcs(tl), nu = 0, shown = 0;
+	size_t n = sonde_profile_nr_entries(p), nf = sonde_timeline_nr_funcs(tl), nu = 0;
 	size_t nsyms = sonde_symtab_nr_symbols(rep->symtab);
 	uint32_t *by_sym = malloc((nsyms + 1) * sizeof(*by_sym));
 	struct unres *u = malloc((nf + 1) * sizeof(*u));
@@ -230,7 +240,8 @@ static int functions(FILE *f, const struct sonde_report *rep, size_t sort_event)
 	}
 	qsort(u, nu, sizeof(*u), unres_cmp);
 	sonde_profile_sort(p, sort_event, true, idx);
-	fprintf(f, ",\"functions\":[");
+	sonde_json_key(j, "functions");
+	sonde_json_arr_begin(j);
 	for (size_t r = 0; r < n; r++) {
 		const struct sonde_entry_key *k = sonde_profile_entry_key(p, idx[r]);
 		uint32_t func = UINT32_MAX;
@@ -245,21 +256,15 @@ static int functions(FILE *f, const struct sonde_report *rep, size_t sort_event)
 		}
 		if (func == UINT32_MAX)
 			continue;
-		fprintf(f, "%s{\"func\":%u,\"self\":[", shown++ ? "," : "", func);
-		for (size_t e = 0; e < rep->nevents; e++) {
-			struct sonde_counts c = sonde_profile_entry_self(p, idx[r], e);
-
-			fprintf(f, "%s%" PRIu64 ",%" PRIu64, e ? "," : "", c.samples, c.period);
-		}
-		fprintf(f, "],\"total\":[");
-		for (size_t e = 0; e < rep->nevents; e++) {
-			struct sonde_counts c = sonde_profile_entry_total(p, idx[r], e);
-
-			fprintf(f, "%s%" PRIu64 ",%" PRIu64, e ? "," : "", c.samples, c.period);
-		}
-		fprintf(f, "]}");
+		sonde_json_obj_begin(j);
+		sonde_json_ku64(j, "func", func);
+		sonde_json_key(j, "self");
+		counts_flat(j, p, sonde_profile_entry_self, idx[r], rep->nevents);
+		sonde_json_key(j, "total");
+		counts_flat(j, p, sonde_profile_entry_total, idx[r], rep->nevents);
+		sonde_json_obj_end(j);
 	}
-	fputc(']', f);
+	sonde_json_arr_end(j);
 out:
 	free(by_sym);
 	free(u);
@@ -267,7 +272,7 @@ out:
 	return ret;
 }
 
-static int timeline(FILE *f, const struct sonde_report *rep)
+static int timeline(struct sonde_json *j, const struct sonde_report *rep)
 {
 	const struct sonde_timeline *tl = rep->timeline;
 	size_t nbins = MAX_BINS, ncells = 0, nmarks = 0, dropped = 0;
@@ -288,29 +293,42 @@ static int timeline(FILE *f, const struct sonde_report *rep)
 		free(cells);
 		nbins /= 2;
 	}
-	fprintf(f,
-		",\"timeline\":{\"first_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64
-		",\"nbins\":%zu,\"threads\":[",
-		first, span, nbins);
+	sonde_json_key(j, "timeline");
+	sonde_json_obj_begin(j);
+	sonde_json_ku64(j, "first_ns", first);
+	sonde_json_ku64(j, "span_ns", span);
+	sonde_json_ku64(j, "nbins", nbins);
+	sonde_json_key(j, "threads");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < sonde_timeline_nr_threads(tl); i++) {
 		const struct sonde_tl_thread *t = sonde_timeline_thread(tl, i);
 
-		fprintf(f, "%s[%u,%u,", i ? "," : "", t->pid, t->tid);
-		json_str(f, sonde_machine_str(rep->machine, t->comm));
-		fputc(']', f);
+		sonde_json_arr_begin(j);
+		sonde_json_u64(j, t->pid);
+		sonde_json_u64(j, t->tid);
+		sonde_json_str(j, sonde_machine_str(rep->machine, t->comm));
+		sonde_json_arr_end(j);
 	}
+	sonde_json_arr_end(j);
 	/* bin, leaf, thread, cpu (-1: none), event, samples, period */
-	fprintf(f, "],\"cells\":[");
+	sonde_json_key(j, "cells");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < ncells; i++) {
 		const struct sonde_tl_cell *c = &cells[i];
 
-		fprintf(f, "%s%u,%u,%u,%d,%u,%" PRIu64 ",%" PRIu64, i ? "," : "", c->bin, c->leaf,
-			c->thread, c->cpu == UINT32_MAX ? -1 : (int)c->cpu, c->event, c->samples,
-			c->period);
+		sonde_json_u64(j, c->bin);
+		sonde_json_u64(j, c->leaf);
+		sonde_json_u64(j, c->thread);
+		sonde_json_i64(j, c->cpu == UINT32_MAX ? -1 : (int)c->cpu);
+		sonde_json_u64(j, c->event);
+		sonde_json_u64(j, c->samples);
+		sonde_json_u64(j, c->period);
 	}
+	sonde_json_arr_end(j);
 	free(cells);
 	/* Tracepoint samples as marks: ns from first, cpu, thread, event. */
-	fprintf(f, "],\"marks\":[");
+	sonde_json_key(j, "marks");
+	sonde_json_arr_begin(j);
 	for (size_t e = 0; e < rep->nevents; e++)
 		tp |= rep->events[e]->attr.type == PERF_TYPE_TRACEPOINT;
 	for (size_t i = 0; tp && i < sonde_timeline_nr_samples(tl); i++) {
@@ -324,10 +342,15 @@ static int timeline(FILE *f, const struct sonde_report *rep)
 			dropped++;
 			continue;
 		}
-		fprintf(f, "%s%" PRIu64 ",%d,%u,%u", nmarks++ ? "," : "", t - first,
-			cpu == UINT32_MAX ? -1 : (int)cpu, thread, ev);
+		nmarks++;
+		sonde_json_u64(j, t - first);
+		sonde_json_i64(j, cpu == UINT32_MAX ? -1 : (int)cpu);
+		sonde_json_u64(j, thread);
+		sonde_json_u64(j, ev);
 	}
-	fprintf(f, "],\"marks_dropped\":%zu}", dropped);
+	sonde_json_arr_end(j);
+	sonde_json_ku64(j, "marks_dropped", dropped);
+	sonde_json_obj_end(j);
 	return 0;
 }
 
@@ -345,12 +368,12 @@ static uint32_t func_of_sym(const struct sonde_timeline *tl, const struct sonde_
 	return UINT32_MAX;
 }
 
-static void samples_array(FILE *f, const struct sonde_counts *c, size_t ne)
+static void samples_array(struct sonde_json *j, const struct sonde_counts *c, size_t ne)
 {
-	fputc('[', f);
+	sonde_json_arr_begin(j);
 	for (size_t e = 0; e < ne; e++)
-		fprintf(f, "%s%" PRIu64, e ? "," : "", c ? c[e].samples : 0);
-	fputc(']', f);
+		sonde_json_u64(j, c ? c[e].samples : 0);
+	sonde_json_arr_end(j);
 }
 
 /*
@@ -358,10 +381,10 @@ static void samples_array(FILE *f, const struct sonde_counts *c, size_t ne)
  * counts, the lines of its main source file with their counts, and that
  * file's text around them.
  */
-static void annotated_func(FILE *f, const struct sonde_annotation *a, uint32_t func, bool first)
+static void annotated_func(struct sonde_json *j, const struct sonde_annotation *a, uint32_t func)
 {
 	const struct sonde_annotate_source *src = a->nsources ? &a->sources[0] : NULL;
-	size_t ne = a->nevents, shown = 0;
+	size_t ne = a->nevents;
 	uint32_t lo = UINT32_MAX, hi = 0;
 
 	bool *keep = calloc(a->ninsns + 1, sizeof(*keep));
@@ -376,38 +399,46 @@ static void annotated_func(FILE *f, const struct sonde_annotation *a, uint32_t f
 		     hit && j < a->ninsns && j <= i + CODE_CONTEXT; j++)
 			keep[j] = true;
 	}
-	fprintf(f, "%s{\"func\":%u,\"insns\":[", first ? "" : ",", func);
+	sonde_json_obj_begin(j);
+	sonde_json_ku64(j, "func", func);
+	sonde_json_key(j, "insns");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; keep && i < a->ninsns; i++) {
 		const struct sonde_annotate_insn *in = &a->insns[i];
 		bool main_file = in->line != SIZE_MAX && a->lines[in->line].source == 0;
 
 		if (!keep[i])
 			continue;
-		fprintf(f, "%s[\"0x%" PRIx64 "\",%u,", shown++ ? "," : "", in->addr,
-			main_file ? in->src.line : 0);
-		samples_array(f, in->counts, ne);
-		fputc(']', f);
+		sonde_json_arr_begin(j);
+		sonde_json_hex(j, in->addr);
+		sonde_json_u64(j, main_file ? in->src.line : 0);
+		samples_array(j, in->counts, ne);
+		sonde_json_arr_end(j);
 	}
-	fprintf(f, "],\"asm\":{");
-	shown = 0;
+	sonde_json_arr_end(j);
+	sonde_json_key(j, "asm");
+	sonde_json_obj_begin(j);
 	for (size_t i = 0; keep && i < a->ninsns; i++) {
+		char addr[24];
+
 		if (!keep[i] || !a->insns[i].text || !a->insns[i].text[0])
 			continue;
-		fprintf(f, "%s\"0x%" PRIx64 "\":", shown++ ? "," : "", a->insns[i].addr);
-		json_str(f, a->insns[i].text);
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, a->insns[i].addr);
+		sonde_json_kstr(j, addr, a->insns[i].text);
 	}
-	fprintf(f, "},\"file\":");
-	json_str(f, src ? (src->path ? src->path : src->file) : "");
-	fprintf(f, ",\"lines\":[");
-	shown = 0;
+	sonde_json_obj_end(j);
+	sonde_json_kstr(j, "file", src ? (src->path ? src->path : src->file) ?: "" : "");
+	sonde_json_key(j, "lines");
+	sonde_json_arr_begin(j);
 	for (size_t l = 0; l < a->nlines; l++) {
 		const struct sonde_annotate_line *ln = &a->lines[l];
 
 		if (ln->source != 0 || !ln->src.line)
 			continue;
-		fprintf(f, "%s[%u,", shown++ ? "," : "", ln->src.line);
-		samples_array(f, ln->counts, ne);
-		fputc(']', f);
+		sonde_json_arr_begin(j);
+		sonde_json_u64(j, ln->src.line);
+		samples_array(j, ln->counts, ne);
+		sonde_json_arr_end(j);
 		lo = ln->src.line < lo ? ln->src.line : lo;
 		hi = ln->src.line > hi ? ln->src.line : hi;
 	}
@@ -415,33 +446,38 @@ static void annotated_func(FILE *f, const struct sonde_annotation *a, uint32_t f
 		lo = hi = 0;
 	lo = lo > 3 ? lo - 3 : 1;
 	hi = hi + 3 < lo + CODE_LINES ? hi + 3 : lo + CODE_LINES;
-	fprintf(f, "],\"first_line\":%u,\"text\":[", lo);
-	shown = 0;
+	sonde_json_arr_end(j);
+	sonde_json_ku64(j, "first_line", lo);
+	sonde_json_key(j, "text");
+	sonde_json_arr_begin(j);
 	for (uint32_t l = lo; src && src->nlines && l <= hi; l++) {
 		size_t len;
 		const char *t = sonde_annotate_source_line(src, l, &len);
-		char *line;
 
-		if (!t || !(line = strndup(t, len)))
+		if (!t)
 			break;
-		fprintf(f, "%s", shown++ ? "," : "");
-		json_str(f, line);
-		free(line);
+		/* The text up to a NUL, as the page always had it. */
+		sonde_json_strn(j, t, strnlen(t, len));
 	}
-	fprintf(f, "]}");
+	sonde_json_arr_end(j);
+	sonde_json_obj_end(j);
 	free(keep);
 }
 
-static int code(FILE *f, const struct sonde_report *rep, const struct sonde_print_opts *o)
+static int code(struct sonde_json *j, const struct sonde_report *rep, const struct sonde_print_opts *o)
 {
 	const struct sonde_symbol *syms[CODE_FUNCS];
-	size_t n = sonde_annotate_hottest(o->annotate, o->sort_event, syms, CODE_FUNCS), shown = 0;
+	size_t n = sonde_annotate_hottest(o->annotate, o->sort_event, syms, CODE_FUNCS);
 	struct sonde_annotate_build_opts none = {0};
 	int ret = 0;
 
 	if (n > CODE_FUNCS)
 		n = CODE_FUNCS;
-	fprintf(f, ",\"code\":{\"provider\":\"annotate\",\"functions\":[");
+	sonde_json_key(j, "code");
+	sonde_json_obj_begin(j);
+	sonde_json_kstr(j, "provider", "annotate");
+	sonde_json_key(j, "functions");
+	sonde_json_arr_begin(j);
 	for (size_t i = 0; i < n && !ret; i++) {
 		uint32_t func = func_of_sym(rep->timeline, syms[i]);
 		struct sonde_annotation *a;
@@ -452,40 +488,50 @@ static int code(FILE *f, const struct sonde_report *rep, const struct sonde_prin
 					     o->annotate_build ? o->annotate_build : &none);
 		if (ret)
 			break;
-		annotated_func(f, a, func, shown++ == 0);
+		annotated_func(j, a, func);
 		sonde_annotation_free(a);
 	}
-	fprintf(f, "]}");
+	sonde_json_arr_end(j);
+	sonde_json_obj_end(j);
 	return ret;
 }
 
 int sonde_report_print_html(FILE *f, const struct sonde_report *rep,
 			    const struct sonde_print_opts *o)
 {
+	static const char open[] = "<script type=\"application/json\" id=\"sonde-data\">";
+	static const char close[] = "</script>\n";
+	struct sonde_json js, *j = &js;
 	int32_t *dix;
 	int ret;
 
 	if (!rep->timeline || !o->annotate)
 		return -EINVAL;
-	fwrite(sonde_html_head, 1, sonde_html_head_len, f);
-	fprintf(f, "<script type=\"application/json\" id=\"sonde-data\">{\"version\":1");
-	fprintf(f, ",\"sort_event\":%zu,\"group\":%s", o->sort_event, o->group ? "true" : "false");
-	header(f, rep, o);
-	events(f, rep);
-	fprintf(f,
-		",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"lost_samples\":%" PRIu64
-		",\"throttled\":%" PRIu64 ",\"filtered_out\":%" PRIu64,
-		sonde_timeline_nr_samples(rep->timeline), rep->lost, rep->lost_samples,
-		rep->throttled, rep->filtered_out);
-	if (!(dix = dso_index(f, rep)))
+	/* "</" must not appear inside the <script> block: HTML escaping. */
+	sonde_json_init_file(j, f, SONDE_JSON_HTML);
+	sonde_json_raw(j, sonde_html_head, sonde_html_head_len);
+	sonde_json_raw(j, open, sizeof(open) - 1);
+	sonde_json_obj_begin(j);
+	sonde_json_ku64(j, "version", 1);
+	sonde_json_ku64(j, "sort_event", o->sort_event);
+	sonde_json_kbool(j, "group", o->group);
+	header(j, rep, o);
+	events(j, rep);
+	sonde_json_ku64(j, "samples", sonde_timeline_nr_samples(rep->timeline));
+	sonde_json_ku64(j, "lost", rep->lost);
+	sonde_json_ku64(j, "lost_samples", rep->lost_samples);
+	sonde_json_ku64(j, "throttled", rep->throttled);
+	sonde_json_ku64(j, "filtered_out", rep->filtered_out);
+	if (!(dix = dso_index(j, rep)))
 		return -ENOMEM;
-	funcs(f, rep, dix);
+	funcs(j, rep, dix);
 	free(dix);
-	nodes(f, rep->timeline);
-	if ((ret = functions(f, rep, o->sort_event)) || (ret = timeline(f, rep)) ||
-	    (ret = code(f, rep, o)))
+	nodes(j, rep->timeline);
+	if ((ret = functions(j, rep, o->sort_event)) || (ret = timeline(j, rep)) ||
+	    (ret = code(j, rep, o)))
 		return ret;
-	fprintf(f, "}</script>\n");
-	fwrite(sonde_html_tail, 1, sonde_html_tail_len, f);
-	return ferror(f) ? -EIO : 0;
+	sonde_json_obj_end(j);
+	sonde_json_raw(j, close, sizeof(close) - 1);
+	sonde_json_raw(j, sonde_html_tail, sonde_html_tail_len);
+	return sonde_json_error(j) ? sonde_json_error(j) : ferror(f) ? -EIO : 0;
 }

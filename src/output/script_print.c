@@ -11,6 +11,7 @@
  * the address within the object (what perf prints there) with sym+off and
  * the object's path.
  */
+#include <sonde/json.h>
 #include <sonde/script_print.h>
 
 #include <errno.h>
@@ -188,83 +189,70 @@ int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_rep
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_strn(FILE *f, const char *s, size_t n)
+/* A string the way script always showed it: up to the first NUL, NULL as "". */
+static void json_strn(struct sonde_json *j, const char *s, size_t n)
 {
-	fputc('"', f);
-	for (size_t i = 0; i < n && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	sonde_json_strn(j, s ? s : "", s ? strnlen(s, n) : 0);
 }
 
-static void json_str(FILE *f, const char *s)
+static void json_str(struct sonde_json *j, const char *s)
 {
-	json_strn(f, s, s ? strlen(s) : 0);
+	sonde_json_str(j, s ? s : "");
 }
 
-static void json_value(FILE *f, const struct sonde_tp_decoder *tp, const struct sonde_tp_value *v)
+static void json_value(struct sonde_json *j, const struct sonde_tp_decoder *tp,
+		       const struct sonde_tp_value *v)
 {
 	switch (v->kind) {
 	case SONDE_TP_INT:
-		fprintf(f, "%" PRId64, v->i);
+		sonde_json_i64(j, v->i);
 		break;
 	case SONDE_TP_UINT:
-		fprintf(f, "%" PRIu64, v->u);
+		sonde_json_u64(j, v->u);
 		break;
 	case SONDE_TP_STR:
-		json_strn(f, v->str, v->len);
+		json_strn(j, v->str, v->len);
 		break;
 	case SONDE_TP_ARRAY:
-		fputc('[', f);
+		sonde_json_arr_begin(j);
 		for (uint32_t k = 0; k < v->nelem; k++) {
 			uint64_t x = sonde_tp_array_elem(tp, v, k);
 
 			if (v->elem_signed)
-				fprintf(f, "%s%" PRId64, k ? "," : "", (int64_t)x);
+				sonde_json_i64(j, (int64_t)x);
 			else
-				fprintf(f, "%s%" PRIu64, k ? "," : "", x);
+				sonde_json_u64(j, x);
 		}
-		fputc(']', f);
+		sonde_json_arr_end(j);
 		break;
 	}
 }
 
-static void json_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_frame *fr)
+static void json_frame(struct sonde_json *j, unsigned fl, uint64_t ip,
+		       const struct sonde_frame *fr)
 {
-	const char *sep = "";
-
-	fputc('{', f);
-	if (fl & SONDE_SF_IP) {
-		fprintf(f, "\"ip\":%" PRIu64, ip);
-		sep = ",";
-	}
+	sonde_json_obj_begin(j);
+	if (fl & SONDE_SF_IP)
+		sonde_json_ku64(j, "ip", ip);
 	if (fl & SONDE_SF_SYM) {
-		fprintf(f, "%s\"sym\":", sep);
+		sonde_json_key(j, "sym");
 		if (fr->sym) {
-			json_str(f, fr->sym->name);
-			fprintf(f, ",\"sym_mangled\":");
-			json_str(f, fr->sym->mangled ? fr->sym->mangled : fr->sym->name);
-			fprintf(f, ",\"symoff\":%" PRIu64, fr->addr - fr->sym->start);
+			json_str(j, fr->sym->name);
+			sonde_json_key(j, "sym_mangled");
+			json_str(j, fr->sym->mangled ? fr->sym->mangled : fr->sym->name);
+			sonde_json_ku64(j, "symoff", fr->addr - fr->sym->start);
 		} else {
-			fputs("null", f);
+			sonde_json_null(j);
 		}
-		sep = ",";
 	}
 	if (fl & SONDE_SF_DSO) {
-		fprintf(f, "%s\"dso\":", sep);
+		sonde_json_key(j, "dso");
 		if (fr->dso)
-			json_str(f, sonde_dso_long_name(fr->dso));
+			json_str(j, sonde_dso_long_name(fr->dso));
 		else
-			fputs("null", f);
+			sonde_json_null(j);
 	}
-	fputc('}', f);
+	sonde_json_obj_end(j);
 }
 
 int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_report *rep,
@@ -275,63 +263,68 @@ int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_rep
 	/* Without -F, everything the samples carry. */
 	unsigned fl = p->fields ? available(a, p->fields) : available(a, ~0u);
 	FILE *f = p->out;
+	struct sonde_json js, *j = &js;
 
-	fputs("{\"event\":", f);
-	json_str(f, rep->event_names[rs->event]);
+	sonde_json_init_file(j, f, 0);
+	sonde_json_obj_begin(j);
+	sonde_json_key(j, "event");
+	json_str(j, rep->event_names[rs->event]);
 	if (fl & SONDE_SF_COMM) {
-		fputs(",\"comm\":", f);
-		json_str(f, comm_of(rep, rs));
+		sonde_json_key(j, "comm");
+		json_str(j, comm_of(rep, rs));
 	}
 	if (fl & SONDE_SF_PID)
-		fprintf(f, ",\"pid\":%d", (int)s->pid);
+		sonde_json_ki64(j, "pid", (int)s->pid);
 	if (fl & SONDE_SF_TID)
-		fprintf(f, ",\"tid\":%d", (int)s->tid);
+		sonde_json_ki64(j, "tid", (int)s->tid);
 	if (fl & SONDE_SF_CPU)
-		fprintf(f, ",\"cpu\":%u", s->cpu);
-	if (fl & SONDE_SF_TIME)
-		fprintf(f, ",\"time\":%" PRIu64 ".%09" PRIu64 ",\"time_ns\":%" PRIu64,
-			s->time / 1000000000u, s->time % 1000000000u, s->time);
+		sonde_json_ku64(j, "cpu", s->cpu);
+	if (fl & SONDE_SF_TIME) {
+		sonde_json_key(j, "time");
+		sonde_json_fixed(j, s->time, 9);
+		sonde_json_ku64(j, "time_ns", s->time);
+	}
 	if (fl & SONDE_SF_PERIOD)
-		fprintf(f, ",\"period\":%" PRIu64, s->period);
+		sonde_json_ku64(j, "period", s->period);
 	if ((fl & SONDE_SF_TRACE) && s->raw && p->tp) {
 		const struct sonde_tp_event *ev = sonde_tp_find_raw(p->tp, s->raw, s->raw_size);
 
 		if (ev) {
 			size_t n = sonde_tp_event_nr_fields(ev);
 
-			fputs(",\"fields\":{", f);
+			sonde_json_key(j, "fields");
+			sonde_json_obj_begin(j);
 			for (size_t i = 0; i < n; i++) {
 				struct sonde_tp_value v;
+				const char *name = sonde_tp_field_name(ev, i);
 
-				if (i)
-					fputc(',', f);
-				json_str(f, sonde_tp_field_name(ev, i));
-				fputc(':', f);
+				sonde_json_key(j, name ? name : "");
 				if (sonde_tp_field(p->tp, ev, i, s->raw, s->raw_size, &v))
-					fputs("null", f);
+					sonde_json_null(j);
 				else
-					json_value(f, p->tp, &v);
+					json_value(j, p->tp, &v);
 			}
-			fputs("},\"trace\":", f);
-			json_str(f, sonde_tp_print(p->tp, s->raw, s->raw_size, (int)s->cpu));
+			sonde_json_obj_end(j);
+			sonde_json_key(j, "trace");
+			json_str(j, sonde_tp_print(p->tp, s->raw, s->raw_size, (int)s->cpu));
 		}
 	}
 	if (fl & (SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_DSO)) {
 		if (rs->chain) {
-			fputs(",\"callchain\":[", f);
+			sonde_json_key(j, "callchain");
+			sonde_json_arr_begin(j);
 			for (size_t i = 0; i < rs->nframes; i++) {
 				const struct sonde_frame *fr = &rs->frames[i];
 
-				if (i)
-					fputc(',', f);
-				json_frame(f, fl, fr->dso ? fr->addr : rs->ips[i], fr);
+				json_frame(j, fl, fr->dso ? fr->addr : rs->ips[i], fr);
 			}
-			fputc(']', f);
+			sonde_json_arr_end(j);
 		} else {
-			fputs(",\"at\":", f);
-			json_frame(f, fl, s->ip, &rs->frames[0]);
+			sonde_json_key(j, "at");
+			json_frame(j, fl, s->ip, &rs->frames[0]);
 		}
 	}
-	fputs("}\n", f);
-	return ferror(f) ? -EIO : 0;
+	sonde_json_obj_end(j);
+	sonde_json_line_end(j);
+	return sonde_json_error(j) ? sonde_json_error(j) : ferror(f) ? -EIO : 0;
 }
