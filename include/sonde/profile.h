@@ -41,8 +41,19 @@ struct sonde_frame {
 	/* An inlined function running at addr (interned), else NULL: such
 	 * frames show in call graphs, never as rows. */
 	const char *inlined;
+	/* The function's own frame under its DWARF name (interned), which
+	 * perf 6.1 shows, as "(inlined)", for unwound frames whose DWARF name
+	 * differs from the symbol's; else NULL.  Rows keep the symbol. */
+	const char *dwarf_name;
 	bool kernel;
 };
+
+/* The name call graphs and scripts show for @f (a function, an inlined
+ * body or a DWARF-named frame), or NULL for the symbol's own. */
+static inline const char *sonde_frame_inline_name(const struct sonde_frame *f)
+{
+	return f->inlined ? f->inlined : f->dwarf_name;
+}
 
 struct sonde_profile_opts {
 	enum sonde_sort_key keys[SONDE_SORT_MAX];

@@ -48,6 +48,9 @@ static const char usage[] =
     "      --symfs DIR      look up the capture's paths under DIR\n"
     "      --no-demangle    C++ and Rust names as in the symbol table (mangled)\n"
     "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+    "      --no-inline      no inlined frames in call chains (shown by default for\n"
+    "                       --call-graph dwarf captures, as perf script shows them)\n"
+    "      --inline         inlined frames for every call-chain frame\n"
     "  -q, --quiet          no warnings\n"
     "  -h, --help           this help\n";
 
@@ -132,7 +135,9 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_SYMFS,
 		OPT_DEMANGLE,
 		OPT_NO_DEMANGLE,
-		OPT_BUILDID_DIR
+		OPT_BUILDID_DIR,
+		OPT_INLINE,
+		OPT_NO_INLINE,
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -151,6 +156,8 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"demangle", no_argument, NULL, OPT_DEMANGLE},
 	    {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
+	    {"inline", no_argument, NULL, OPT_INLINE},
+	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -216,6 +223,12 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_BUILDID_DIR:
 			c->ro.sym.buildid_dir = optarg;
+			break;
+		case OPT_INLINE:
+			c->ro.inline_frames = 1;
+			break;
+		case OPT_NO_INLINE:
+			c->ro.inline_frames = -1;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -443,6 +456,9 @@ static int run(struct script_cli *c)
 	c->ro.on_sample = on_sample;
 	c->ro.sample_ctx = c;
 	c->ro.no_profile = true;
+	/* Call chains as perf script prints them: the report pass expands the
+	 * inlined frames (see sonde_report_opts.inline_frames). */
+	c->ro.callchains = c->mode == MODE_TEXT || c->mode == MODE_JSON;
 	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
 	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
 	c->ro.nkeys = 1;

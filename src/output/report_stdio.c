@@ -150,8 +150,8 @@ static int by_kid_period(const void *a, const void *b)
 
 static const char *frame_name(const struct sonde_frame *f, char *b, size_t len)
 {
-	if (f->inlined) {
-		snprintf(b, len, "%s (inlined)", f->inlined);
+	if (sonde_frame_inline_name(f)) {
+		snprintf(b, len, "%s (inlined)", sonde_frame_inline_name(f));
 		return b;
 	}
 	return sonde_report_sym_name(NULL, f, b, len);

@@ -106,10 +106,14 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
 }
 
-/* ip, sym+off and (dso), each as selected. */
+/*
+ * ip, sym+off and (dso), each as selected.  An inlined frame (or one shown
+ * under its DWARF name) is "name+off (inlined)" in place of the dso, the
+ * offset into the symbol it lies in, as perf script prints it.
+ */
 static void print_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_frame *fr)
 {
-	const char *sp = "";
+	const char *sp = "", *inl = fr->sym ? sonde_frame_inline_name(fr) : NULL;
 
 	if (fl & SONDE_SF_IP) {
 		fprintf(f, "%16" PRIx64, ip);
@@ -118,7 +122,7 @@ static void print_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_fr
 	if (fl & SONDE_SF_SYM) {
 		fputs(sp, f);
 		if (fr->sym) {
-			fputs(fr->sym->name, f);
+			fputs(inl ? inl : fr->sym->name, f);
 			if (fl & SONDE_SF_SYMOFF)
 				fprintf(f, "+0x%" PRIx64, fr->addr - fr->sym->start);
 		} else {
@@ -126,7 +130,9 @@ static void print_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_fr
 		}
 		sp = " ";
 	}
-	if (fl & SONDE_SF_DSO)
+	if (inl)
+		fprintf(f, "%s(inlined)", sp);
+	else if (fl & SONDE_SF_DSO)
 		fprintf(f, "%s(%s)", sp, fr->dso ? sonde_dso_long_name(fr->dso) : "[unknown]");
 }
 
@@ -231,6 +237,8 @@ static void json_value(struct sonde_json *j, const struct sonde_tp_decoder *tp,
 static void json_frame(struct sonde_json *j, unsigned fl, uint64_t ip,
 		       const struct sonde_frame *fr)
 {
+	const char *inl = fr->sym ? sonde_frame_inline_name(fr) : NULL;
+
 	sonde_json_obj_begin(j);
 	if (fl & SONDE_SF_IP)
 		sonde_json_ku64(j, "ip", ip);
@@ -244,6 +252,11 @@ static void json_frame(struct sonde_json *j, unsigned fl, uint64_t ip,
 		} else {
 			sonde_json_null(j);
 		}
+	}
+	/* An inlined frame: the function running there; sym is the one it lies in. */
+	if (inl) {
+		sonde_json_key(j, "inlined");
+		json_str(j, inl);
 	}
 	if (fl & SONDE_SF_DSO) {
 		sonde_json_key(j, "dso");

@@ -255,7 +255,7 @@ static size_t findnew_entry(struct sonde_profile *p, const struct sonde_entry_ke
 
 static bool same_frame(const struct sonde_frame *a, const struct sonde_frame *b)
 {
-	if (a->inlined != b->inlined)
+	if (a->inlined != b->inlined || a->dwarf_name != b->dwarf_name)
 		return false;
 	if (a->sym || b->sym)
 		return a->sym == b->sym;

@@ -105,15 +105,22 @@ static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumod
 		       bool unwound)
 {
 	struct sonde_frame f;
-	const char *names[8];
+	const char *names[8], *outer;
 	int k = 0;
 
 	if (*n >= MAX_FRAMES)
 		return;
 	resolve(ps, pid, cpumode, ip, &f);
 	f.inlined = NULL;
-	if ((ps->inlines || (unwound && ps->inlines_unwound)) && f.dso && f.sym)
+	f.dwarf_name = NULL;
+	if ((ps->inlines || (unwound && ps->inlines_unwound)) && f.dso && f.sym) {
 		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8);
+		/* perf's inline list ends with the DWARF's function, which it
+		 * shows instead of the symbol when the names differ. */
+		outer = sonde_dso_dwarf_function(f.dso, f.addr);
+		if (outer && strcmp(outer, f.sym->name))
+			f.dwarf_name = outer;
+	}
 	for (int i = 0; i < k && *n < MAX_FRAMES - 1; i++) {
 		ps->raw[*n] = ip;
 		ps->frames[*n] = f;

@@ -389,18 +389,48 @@ static const char *die_name(Dwarf_Die *die)
 	return n ? n : "??";
 }
 
-/* Appends the inlined frames at @addr to d->inl.  Return: count or -ENOMEM. */
-static int inl_compute(struct sonde_dso *d, uint64_t addr)
+/* A function's name as addr2line and perf name it: the linkage name
+ * (demangled as symbols are), else the plain name. */
+static const char *function_name(struct sonde_dso *d, Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
+		n = dwarf_formstring(&at);
+	if (!n)
+		return sonde_strpool_intern(&d->st->pool, die_name(die));
+	return sonde_strpool_intern(&d->st->pool, sonde_symbols_demangle(d->st, n));
+}
+
+/*
+ * Appends the inlined frames at @addr to d->inl and sets *@outer to the
+ * function they are inlined into (NULL without DWARF there).
+ * Return: count or -ENOMEM.
+ */
+static int inl_compute(struct sonde_dso *d, uint64_t addr, const char **outer)
 {
 	Dwarf_Addr bias, a = addr - (uint64_t)d->adjust;
-	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, a, &bias), *scopes = NULL;
+	Dwarf_Die *cu = dwfl_module_addrdie(d->mod, a, &bias), *scopes = NULL, inner;
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
 	int n, i, count = 0;
 
+	*outer = NULL;
 	if (!cu)
 		return 0;
 	n = dwarf_getscopes(cu, a - bias, &scopes);
+	if (n <= 0)
+		return 0;
+	/* After an inlined instance dwarf_getscopes lists the scopes of its
+	 * abstract definition; the DIEs holding the instance itself (nested
+	 * inlines, then the function) are its parents in the tree, as
+	 * eu-addr2line -i walks them. */
+	inner = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	n = dwarf_getscopes_die(&inner, &scopes);
 	if (n <= 0)
 		return 0;
 	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
@@ -410,6 +440,8 @@ static int inl_compute(struct sonde_dso *d, uint64_t addr)
 		Dwarf_Word fidx = 0, lno = 0;
 		const char *file = NULL;
 
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram && !*outer)
+			*outer = function_name(d, &scopes[i]);
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
 		if (dwarf_attr(&scopes[i], DW_AT_call_file, &at) && !dwarf_formudata(&at, &fidx) &&
@@ -428,17 +460,19 @@ static int inl_compute(struct sonde_dso *d, uint64_t addr)
 	return count;
 }
 
-int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
-		      struct sonde_srcline *calls, size_t max)
+/* The inline cache's entry for @addr, computed when missing (into *@tmp
+ * when the object has no cache).  Return: the entry, or NULL (none or an
+ * error, in *@err). */
+static const struct inlcache_ent *inl_lookup(struct sonde_dso *d, uint64_t addr,
+					     struct inlcache_ent *tmp, int *err)
 {
-	struct inlcache_ent *c = NULL, tmp;
+	struct inlcache_ent *c = NULL;
 	size_t h, i;
 	int n;
 
-	if (!d)
-		return -EINVAL;
+	*err = 0;
 	if (d->st->opts.no_inline || !sonde_dso_load(d) || !d->mod)
-		return 0;
+		return NULL;
 	if (d->inlcache) {
 		h = cache_slot(addr);
 		for (i = 0; i < CACHE_PROBES; i++) {
@@ -449,21 +483,35 @@ int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
 		if (i == CACHE_PROBES)
 			c = &d->inlcache[h];
 		if (c->n != UINT32_MAX && c->addr == addr)
-			goto copy;
+			return c;
 	}
-	tmp.first = (uint32_t)d->nr_inl;
-	n = inl_compute(d, addr);
+	tmp->first = (uint32_t)d->nr_inl;
+	n = inl_compute(d, addr, &tmp->outer);
 	if (n < 0) {
-		d->nr_inl = tmp.first;
-		return n;
+		d->nr_inl = tmp->first;
+		*err = n;
+		return NULL;
 	}
-	tmp.n = (uint32_t)n;
-	tmp.addr = addr;
+	tmp->n = (uint32_t)n;
+	tmp->addr = addr;
 	if (!c)
-		c = &tmp; /* no cache: the pool still holds the frames */
-	else
-		*c = tmp;
-copy:
+		return tmp; /* no cache: the pool still holds the frames */
+	*c = *tmp;
+	return c;
+}
+
+int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
+		      struct sonde_srcline *calls, size_t max)
+{
+	struct inlcache_ent tmp;
+	const struct inlcache_ent *c;
+	size_t i;
+	int err;
+
+	if (!d)
+		return -EINVAL;
+	if (!(c = inl_lookup(d, addr, &tmp, &err)))
+		return err;
 	for (i = 0; i < c->n && i < max; i++) {
 		const struct inlrec *r = &d->inl[c->first + i];
 
@@ -475,6 +523,16 @@ copy:
 		}
 	}
 	return (int)(c->n < max ? c->n : max);
+}
+
+const char *sonde_dso_dwarf_function(struct sonde_dso *d, uint64_t addr)
+{
+	struct inlcache_ent tmp;
+	const struct inlcache_ent *c;
+	int err;
+
+	c = d ? inl_lookup(d, addr, &tmp, &err) : NULL;
+	return c ? c->outer : NULL;
 }
 
 uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, uint64_t map_pgoff)

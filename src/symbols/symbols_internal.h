@@ -168,6 +168,7 @@ struct inlrec {
 struct inlcache_ent {
 	uint64_t addr;
 	uint32_t first, n; /* into dso->inl; n == UINT32_MAX: empty */
+	const char *outer; /* the DWARF function there (interned), NULL: none */
 };
 
 struct load_seg {

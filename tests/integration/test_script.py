@@ -169,6 +169,43 @@ def test_cpu_clock_callchains_like_perf(tmp_path):
     assert same >= 0.95 * len(theirs.splitlines())
 
 
+@pytest.fixture(scope="module")
+def dwarf_inline(tmp_path_factory):
+    """inline_hot (churn() always inlined into outer()) recorded with
+    --call-graph dwarf by sonde and by perf."""
+    d = tmp_path_factory.mktemp("inline")
+    sonde("record", "-N", "--call-graph", "dwarf", "-F", "2000", "-o", str(d / "sonde.data"),
+          "--", workload("inline_hot"), "1")
+    run(["perf", "record", "--no-buildid-cache", "-e", "cpu-clock", "-F", "2000",
+         "--call-graph", "dwarf", "-o", str(d / "perf.data"), "--", workload("inline_hot"), "1"])
+    return {"sonde": d / "sonde.data", "perf": d / "perf.data"}
+
+
+@pytest.mark.parametrize("which", ["sonde", "perf"])
+def test_dwarf_callchains_show_inlined_frames_like_perf(dwarf_inline, which):
+    """perf script 6.1 shows the inlined functions of unwound frames
+    ("churn+0x22 (inlined)" above "outer+0x22 (inline_hot)"; nested ones
+    too; a function whose DWARF name differs from its symbol's, as
+    __libc_start_main_impl, under the DWARF name): so does sonde script,
+    line for line; --no-inline drops them as perf's does."""
+    path = dwarf_inline[which]
+    ours, theirs = script(path), perf_script(path)
+    inl = [l for l in theirs.splitlines() if l.endswith(" (inlined)")]
+    assert sum(bool(re.match(r"\s+[0-9a-f]+ churn\+0x[0-9a-f]+ \(inlined\)$", l))
+               for l in inl) > 500, theirs[:2000]
+    assert [l for l in ours.splitlines() if l.endswith(" (inlined)")] == inl
+    a, b = ours.splitlines(), theirs.splitlines()
+    assert len(a) == len(b)
+    assert sum(1 for x, y in zip(a, b) if x == y) >= 0.99 * len(b)
+    plain = script(path, "--no-inline")
+    assert "(inlined)" not in plain and plain.count("\n\n") == ours.count("\n\n")
+    c, d = plain.splitlines(), perf_script(path, "--no-inline").splitlines()
+    assert len(c) == len(d) and sum(1 for x, y in zip(c, d) if x == y) >= 0.99 * len(d)
+    js = [json.loads(l) for l in script(path, "--json").splitlines()]
+    frames = [f for j in js for f in j.get("callchain", []) if f.get("inlined") == "churn"]
+    assert len(frames) > 500 and all(f["sym"] == "outer" for f in frames)
+
+
 def test_cpu_clock_without_chains_like_perf(tmp_path):
     out = tmp_path / "c.data"
     sonde("record", "-o", str(out), "--", workload("split"), "0.3")
