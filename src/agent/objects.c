@@ -18,6 +18,7 @@
  */
 #include "objects.h"
 
+#include <sonde/hash.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -34,15 +35,6 @@
 #define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
 #endif
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
 void agent_objects_clear(struct agent_objects *set)
 {
 	for (size_t i = 0; i < set->cap; i++)
@@ -55,7 +47,7 @@ static struct agent_object *find(const struct agent_objects *set, const char *na
 {
 	if (!set->cap)
 		return NULL;
-	for (size_t i = hash(name) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+	for (size_t i = sonde_fnv1a_str(name) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
 		if (!set->slot[i].name)
 			return NULL;
 		if (!strcmp(set->slot[i].name, name))
@@ -76,7 +68,7 @@ static int grow(struct agent_objects *set)
 		return -ENOMEM;
 	for (size_t i = 0; i < set->cap; i++)
 		if (set->slot[i].name) {
-			size_t k = hash(set->slot[i].name) & (bigger.cap - 1);
+			size_t k = sonde_fnv1a_str(set->slot[i].name) & (bigger.cap - 1);
 
 			while (bigger.slot[k].name)
 				k = (k + 1) & (bigger.cap - 1);
@@ -97,7 +89,7 @@ static void add(struct agent_objects *set, const char *name, const struct agent_
 	if (!o) {
 		if (set->n >= MAX_OBJECTS || ((set->n + 1) * 2 > set->cap && grow(set) < 0))
 			return;
-		size_t i = hash(name) & (set->cap - 1);
+		size_t i = sonde_fnv1a_str(name) & (set->cap - 1);
 
 		while (set->slot[i].name)
 			i = (i + 1) & (set->cap - 1);

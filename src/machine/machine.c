@@ -13,6 +13,7 @@
  */
 #include <sonde/machine.h>
 
+#include <sonde/hash.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,15 +56,6 @@ struct sonde_machine {
 
 /* ---- strings ---------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
-}
-
 static int strtab_grow(struct strtab *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 256;
@@ -72,7 +64,7 @@ static int strtab_grow(struct strtab *t)
 	if (!s)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n; i++) {
-		size_t k = hash_str(t->v[i]) & (n - 1);
+		size_t k = sonde_fnv1a_str(t->v[i]) & (n - 1);
 
 		while (s[k])
 			k = (k + 1) & (n - 1);
@@ -91,7 +83,7 @@ uint32_t sonde_machine_intern(struct sonde_machine *m, const char *str)
 
 	if ((t->n + 1) * 2 > t->nslots && strtab_grow(t))
 		return UINT32_MAX;
-	k = hash_str(str) & (t->nslots - 1);
+	k = sonde_fnv1a_str(str) & (t->nslots - 1);
 	while (t->slots[k]) {
 		if (!strcmp(t->v[t->slots[k] - 1], str))
 			return t->slots[k] - 1;

@@ -17,22 +17,14 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/hash.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t path_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 0x100000001b3ull;
-	return h;
-}
-
 static struct hdr_bid *slot_of(const struct sonde_symtab *st, const char *path)
 {
-	size_t j = path_hash(path) & (st->hbids_cap - 1);
+	size_t j = sonde_fnv1a_str(path) & (st->hbids_cap - 1);
 
 	for (; st->hbids[j].path; j = (j + 1) & (st->hbids_cap - 1))
 		if (!strcmp(st->hbids[j].path, path))

@@ -21,6 +21,7 @@
 #include "symbols_internal.h"
 
 #include <sonde/fileio.h>
+#include <sonde/hash.h>
 #include <sonde/log.h>
 
 #include <errno.h>
@@ -161,15 +162,14 @@ static int cache_path(const struct sonde_symtab *st, char *buf, size_t len)
 	const char *dir = st->opts.kallsyms_cache_dir;
 	char boot[64] = "", *mods = NULL;
 	size_t mlen = 0;
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = SONDE_FNV1A_INIT;
 
 	if (!dir || !*dir ||
 	    sonde_read_text("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) <= 0)
 		return -ENOENT;
 	boot[strcspn(boot, "\n")] = '\0';
 	if (sonde_read_all("/proc/modules", &mods, &mlen) == 0) {
-		for (size_t i = 0; i < mlen; i++)
-			h = (h ^ (uint8_t)mods[i]) * 1099511628211ull;
+		h = sonde_fnv1a(h, mods, mlen);
 		free(mods);
 	}
 	if ((size_t)snprintf(buf, len, "%s/kallsyms-%s-%016" PRIx64, dir, boot, h) >= len)

@@ -13,6 +13,7 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/hash.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,15 +67,6 @@ const char *sonde_strpool_add(struct strpool *p, const char *s, size_t len)
 	return out;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 static int set_grow(struct strpool *p)
 {
 	size_t cap = p->set_cap ? p->set_cap * 2 : 1024, i, j;
@@ -85,7 +77,7 @@ static int set_grow(struct strpool *p)
 	for (i = 0; i < p->set_cap; i++) {
 		if (!p->set[i])
 			continue;
-		for (j = fnv1a(p->set[i]) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
+		for (j = sonde_fnv1a_str(p->set[i]) & (cap - 1); v[j]; j = (j + 1) & (cap - 1))
 			;
 		v[j] = p->set[i];
 	}
@@ -103,7 +95,7 @@ const char *sonde_strpool_intern(struct strpool *p, const char *s)
 		return NULL;
 	if ((p->set_n + 1) * 2 > p->set_cap && set_grow(p) < 0)
 		return NULL;
-	for (i = fnv1a(s) & (p->set_cap - 1); p->set[i]; i = (i + 1) & (p->set_cap - 1))
+	for (i = sonde_fnv1a_str(s) & (p->set_cap - 1); p->set[i]; i = (i + 1) & (p->set_cap - 1))
 		if (!strcmp(p->set[i], s))
 			return p->set[i];
 	p->set[i] = sonde_strpool_add(p, s, strlen(s));

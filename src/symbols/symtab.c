@@ -20,6 +20,7 @@
  */
 #include "symbols_internal.h"
 
+#include <sonde/hash.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
@@ -140,26 +141,17 @@ struct dso_ident {
 	uint64_t ino, ino_gen;
 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t dso_key(const struct dso_ident *k)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = SONDE_FNV1A_INIT;
 
 	if (k->bid_len)
-		return fnv(h, k->bid, k->bid_len);
-	h = fnv(h, k->path, strlen(k->path));
-	h = fnv(h, &k->maj, sizeof(k->maj));
-	h = fnv(h, &k->min, sizeof(k->min));
-	h = fnv(h, &k->ino, sizeof(k->ino));
-	return fnv(h, &k->ino_gen, sizeof(k->ino_gen));
+		return sonde_fnv1a(h, k->bid, k->bid_len);
+	h = sonde_fnv1a(h, k->path, strlen(k->path));
+	h = sonde_fnv1a(h, &k->maj, sizeof(k->maj));
+	h = sonde_fnv1a(h, &k->min, sizeof(k->min));
+	h = sonde_fnv1a(h, &k->ino, sizeof(k->ino));
+	return sonde_fnv1a(h, &k->ino_gen, sizeof(k->ino_gen));
 }
 
 static struct dso_ident ident_of(const struct sonde_dso *d)

@@ -34,6 +34,7 @@
  * file allocates nothing per sample.
  */
 #include <sonde/unwind.h>
+#include <sonde/hash.h>
 #include <sonde/u32map.h>
 
 #include <elf.h>
@@ -120,15 +121,6 @@ struct sonde_unwinder {
 
 /* ---- ELF cache --------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 static void file_free(struct uw_file *f)
 {
 	if (!f)
@@ -192,7 +184,7 @@ static int files_grow(struct sonde_unwinder *u)
 
 		if (!f)
 			continue;
-		for (j = hash_str(f->path) & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
+		for (j = sonde_fnv1a_str(f->path) & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
 			;
 		n[j] = f;
 	}
@@ -210,7 +202,7 @@ static struct uw_file *file_get(struct sonde_unwinder *u, const char *path)
 
 	if ((u->nfiles + 1) * 2 > u->files_cap && files_grow(u))
 		return NULL;
-	for (j = hash_str(path) & (u->files_cap - 1); (f = u->files[j]);
+	for (j = sonde_fnv1a_str(path) & (u->files_cap - 1); (f = u->files[j]);
 	     j = (j + 1) & (u->files_cap - 1))
 		if (!strcmp(f->path, path))
 			return f->fd >= 0 ? f : NULL;

@@ -16,16 +16,23 @@ def report_lines(argv):
 def instance_files(tmp_path_factory, tracefs):
     """trace-cmd files with two instance buffers (sys_enter_getppid in one,
     sys_exit_getppid in the other), as file versions 6 and 7 (compressed or
-    not)."""
+    not), and the pid of the workload whose 300 calls they hold."""
+    import fcntl
+    from conftest import LOCK_PATH
     d = tmp_path_factory.mktemp("ib")
     names = {"sondeib-a": "sys_enter_getppid", "sondeib-bbbb": "sys_exit_getppid"}
-    for name, ev in names.items():
-        inst = os.path.join(tracefs, "instances", name)
-        os.mkdir(inst)
-        with open(os.path.join(inst, "events", "syscalls", ev, "enable"), "w") as f:
-            f.write("1")
+    # A module fixture runs before the per-test lock: take it while the
+    # instances exist (other tests compare the instance list).
+    fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        run([workload("getppid_loop"), "300"])
+        for name, ev in names.items():
+            inst = os.path.join(tracefs, "instances", name)
+            os.mkdir(inst)
+            with open(os.path.join(inst, "events", "syscalls", ev, "enable"), "w") as f:
+                f.write("1")
+        w = subprocess.Popen([workload("getppid_loop"), "300"])
+        assert w.wait() == 0
         for name in names:
             with open(os.path.join(tracefs, "instances", name, "tracing_on"), "w") as f:
                 f.write("0")
@@ -36,13 +43,14 @@ def instance_files(tmp_path_factory, tracefs):
             inst = os.path.join(tracefs, "instances", name)
             if os.path.exists(inst):
                 os.rmdir(inst)
+        os.close(fd)
     files = {"v7": v7}
     for tag, args in {"v6": ["--file-version", "6"],
                       "v7-zstd": ["--file-version", "7", "--compression", "zstd"],
                       "v7-none": ["--file-version", "7", "--compression", "none"]}.items():
         files[tag] = d / f"{tag}.dat"
         run(["trace-cmd", "convert", "-i", str(v7), "-o", str(files[tag]), *args])
-    return files
+    return files, w.pid
 
 
 @pytest.mark.tracefs_exclusive
@@ -50,13 +58,16 @@ def instance_files(tmp_path_factory, tracefs):
 def test_instance_buffers_reported(instance_files, tag):
     """Every buffer is read and merged in time order, labelled as trace-cmd
     labels it (before: "cpus=2" and nothing else, exit 0)."""
-    path = str(instance_files[tag])
+    files, pid = instance_files
+    path = str(files[tag])
     with open(path, "rb") as f:
         assert f.read(12)[10:11] == tag[1].encode()  # the file version asked for
     mine = report_lines([sonde_path(), "trace", "report", path])
     theirs = report_lines(["trace-cmd", "report", path])
-    assert len(theirs) == 1 + 2 * 300
-    assert sum(l.startswith("   sondeib-a: ") for l in theirs) == 300
+    # other processes may call getppid meanwhile: count the workload's
+    ours = [l for l in theirs if f"getppid_loop-{pid} " in l]
+    assert sum(l.startswith("   sondeib-a: ") for l in ours) == 300
+    assert sum(l.startswith("sondeib-bbbb: ") for l in ours) == 300
     assert mine == theirs
 
 
