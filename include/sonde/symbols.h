@@ -209,5 +209,14 @@ const char *sonde_dso_warning(const struct sonde_dso *d, char *buf, size_t len);
 bool sonde_dso_has_symbols(const struct sonde_dso *d);
 /* The file actually used for symbols (may differ from the long name), or NULL. */
 const char *sonde_dso_symbol_file(const struct sonde_dso *d);
+/*
+ * The ELF file the object's symbols are read from, found as symbols are
+ * (--image, --symfs, the build-id cache, debug dirs; the [vdso] from the
+ * cache or this kernel's image, build ids checked): a path that opens it,
+ * for readers of its code and CFI such as the DWARF unwinder.  Loads the
+ * object.  Return: borrowed (valid while @d lives), or NULL when none
+ * was found.
+ */
+const char *sonde_dso_object_file(struct sonde_dso *d);
 
 #endif

@@ -311,18 +311,29 @@ static void on_progress(void *ctx, uint64_t off)
 static int find_map(void *ctx, uint32_t pid, uint64_t addr, struct sonde_unwind_map *out)
 {
 	struct pass *ps = ctx;
-	const char *symfs = ps->o->sym.symfs;
+	const char *symfs = ps->o->sym.symfs, *obj;
 	struct sonde_location loc;
 
 	sonde_machine_resolve(ps->rep->machine, pid, PERF_RECORD_MISC_USER, addr, &loc);
-	if (!loc.map || !loc.dso || sonde_dso_kind(loc.dso) != SONDE_DSO_USER)
+	if (!loc.map || !loc.dso)
+		return -ENOENT;
+	/*
+	 * The unwinder reads the object's CFI and code from the very file its
+	 * symbols come from, found by build id where the capture has one (a
+	 * rebuilt file at the path is never read), the [vdso] included.
+	 */
+	obj = sonde_dso_object_file(loc.dso);
+	if (!obj && (sonde_dso_kind(loc.dso) != SONDE_DSO_USER ||
+		     sonde_dso_warning(loc.dso, ps->path, sizeof(ps->path))))
 		return -ENOENT;
 	out->start = loc.map->start;
 	out->end = loc.map->end;
 	out->pgoff = loc.map->pgoff;
-	out->path = sonde_dso_long_name(loc.dso);
-	/* The unwinder needs the object's own CFI: the mapped file, under the symfs. */
-	if (symfs && *symfs) {
+	out->path = obj;
+	/* No symbols, yet no build id refused it: the mapped file, under the symfs. */
+	if (!obj)
+		out->path = sonde_dso_long_name(loc.dso);
+	if (!obj && symfs && *symfs) {
 		snprintf(ps->path, sizeof(ps->path), "%s%s", symfs, out->path);
 		out->path = ps->path;
 	}

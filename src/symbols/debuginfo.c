@@ -274,11 +274,15 @@ bool sonde_debuginfo_load_vdso(struct sonde_dso *d)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ok = try_user_file(d, path);
-	close(fd);
 	d->stale_path = NULL; /* another kernel's vDSO is no stale file of the capture's */
-	if (ok)
-		d->symbol_file = sonde_strpool_intern(&d->st->pool, "[vdso] of this kernel");
-	return ok;
+	if (!ok) {
+		close(fd);
+		return false;
+	}
+	/* object_file names the memfd: it stays open for the unwinder. */
+	d->image_fd = fd;
+	d->symbol_file = sonde_strpool_intern(&d->st->pool, "[vdso] of this kernel");
+	return true;
 }
 
 int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,

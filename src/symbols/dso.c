@@ -73,6 +73,12 @@ bool sonde_dso_has_symbols(const struct sonde_dso *d)
 	return d->nr_syms > 0;
 }
 
+const char *sonde_dso_object_file(struct sonde_dso *d)
+{
+	sonde_dso_load(d);
+	return d->object_file;
+}
+
 const char *sonde_dso_symbol_file(const struct sonde_dso *d)
 {
 	return d->symbol_file;
@@ -97,6 +103,7 @@ void sonde_dso_unreport(struct sonde_dso *d)
 	d->dwfl = NULL;
 	d->mod = NULL;
 	d->symbol_file = NULL;
+	d->object_file = NULL;
 	d->adjust = 0;
 	free(d->segs);
 	d->segs = NULL;
@@ -148,6 +155,7 @@ bool sonde_dso_report_elf(struct sonde_dso *d, const char *path, int fd)
 	dwfl_module_info(d->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 	*ud = d;
 	d->symbol_file = sonde_strpool_intern(&d->st->pool, path);
+	d->object_file = d->symbol_file;
 	sonde_dso_read_segments(d, dwfl_module_getelf(d->mod, &bias));
 	return true;
 }
@@ -218,6 +226,7 @@ bool sonde_dso_load(struct sonde_dso *d)
 		return d->nr_syms > 0;
 	d->loaded = true;
 	d->ko_fd = -1;
+	d->image_fd = -1;
 	switch (d->kind) {
 	case SONDE_DSO_USER:
 		sonde_debuginfo_load_user(d);

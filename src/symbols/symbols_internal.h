@@ -192,6 +192,10 @@ struct sonde_dso {
 
 	bool loaded;		 /* a load was attempted */
 	const char *symbol_file; /* interned, or NULL */
+	/* The ELF file symbols were read from (a path that opens it: the
+	 * DWARF unwinder reads its CFI and code there too), interned, or NULL */
+	const char *object_file;
+	int image_fd; /* [vdso] of this kernel: the memfd object_file names; -1 */
 	Dwfl *dwfl;		 /* owned, one per object; NULL without a file */
 	Dwfl_Module *mod;
 	int64_t adjust;		   /* object address = libdwfl address + adjust (KASLR) */

@@ -25,6 +25,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *dup_opt(struct sonde_symtab *st, const char *s, bool *fail)
 {
@@ -92,6 +93,8 @@ static void dso_free(struct sonde_dso *d)
 {
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	if (d->loaded && d->image_fd >= 0)
+		close(d->image_fd);
 	free(d->syms);
 	free(d->symcache);
 	free(d->linecache);

@@ -152,3 +152,30 @@ def test_unwind_dump_bad_file(tools, tmp_path):
     f.write_bytes(b"not a perf file")
     p = subprocess.run([UNWIND_DUMP, str(f)], capture_output=True, text=True)
     assert p.returncode == 1 and "unwind_dump:" in p.stderr
+
+
+def blocks(text):
+    """The sample blocks of script output whose first user frame is in the [vdso]."""
+    return [b for b in text.split("\n\n")
+            if re.search(r"^\s+[0-9a-f]+ \S+ \(\[vdso\]\)$", b, re.M)]
+
+
+@pytest.mark.parametrize("home", ["cache", "empty"])
+def test_vdso_samples_keep_their_callers(tools, tmp_path, home):
+    """A sample inside the vDSO is unwound with the vDSO's own CFI (the
+    image from the build-id cache, or this machine's when the build ids
+    match), as symbols find it: __vdso_clock_gettime <- clock_gettime
+    <- main, frame for frame as perf script shows, even where the
+    frame-pointer guess fails (its first instructions, before the frame is
+    set up: ~2% of the samples)."""
+    f = str(tmp_path / "vdso.data")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "empty").mkdir()
+    env = dict(os.environ, HOME=str(tmp_path / "cache"))
+    sonde("record", "--call-graph", "dwarf", "-F", "4000", "-o", f, "--", workload("vdso_loop"),
+          env=env)
+    theirs = blocks(run(["perf", "script", "-i", f], env=env).stdout)
+    ours = blocks(sonde("script", "-i", f, env=dict(env, HOME=str(tmp_path / home))).stdout)
+    assert len(theirs) > 500
+    assert all(re.search(r"^\s+[0-9a-f]+ main\+0x[0-9a-f]+ \(", b, re.M) for b in theirs)
+    assert ours == theirs
