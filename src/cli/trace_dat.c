@@ -11,6 +11,8 @@
 #include "trace_dat.h"
 #include "trace_dat_check.h"
 
+#include <sonde/blkdecode.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -165,6 +167,38 @@ static int print_one(struct tracecmd_input *handle, struct tep_record *rec, int 
 	return ferror(ctx->out) ? -1 : 0;
 }
 
+/*
+ * The blk tracer's records (ftrace/blktrace, a format trace-cmd makes up
+ * with a bare "%d" pid print) as the kernel's blk tracer prints them.
+ */
+static int print_blk(struct trace_seq *s, struct tep_record *rec, struct tep_event *ev,
+		     void *context)
+{
+	struct tep_handle *tep = ev->tep;
+	bool be = tep_is_file_bigendian(tep);
+	size_t size = rec->size > 0 ? (size_t)rec->size : 0;
+	int pid = sonde_blk_record_pid(rec->data, size, be);
+	const char *comm = pid < 0 ? NULL : tep_data_comm_from_pid(tep, pid);
+	char small[256], *text = small;
+	int n = sonde_blk_format(rec->data, size, be, comm, small, sizeof(small));
+
+	(void)context;
+	if (n < 0) {
+		trace_seq_printf(s, "short blk record (%d bytes)", rec->size);
+		return 0;
+	}
+	if ((size_t)n >= sizeof(small)) {
+		text = malloc((size_t)n + 1);
+		if (!text)
+			return -1;
+		sonde_blk_format(rec->data, size, be, comm, text, (size_t)n + 1);
+	}
+	trace_seq_puts(s, text);
+	if (text != small)
+		free(text);
+	return 0;
+}
+
 /* Opens every instance buffer of @h into @ctx.  Return: 0, or -1 with @err set. */
 static int open_buffers(const char *path, struct tracecmd_input *h, struct report_ctx *ctx,
 			char *err, size_t len)
@@ -212,6 +246,8 @@ static int iterate(const char *path, FILE *out, uint64_t *count, char *err, size
 		return -1;
 	}
 	trace_seq_init(&ctx.seq);
+	/* Instance handles share the top level's tep, so once is enough. */
+	tep_register_event_handler(tracecmd_get_tep(h), -1, "ftrace", "blktrace", print_blk, NULL);
 	if (open_buffers(path, h, &ctx, err, len) == 0) {
 		if (out)
 			fprintf(out, "cpus=%d\n", tracecmd_cpus(h));
