@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,4 +177,27 @@ int sonde_workload_end(struct sonde_workload *w, int sig, int grace_ms, bool *ki
 	}
 	w->pid = -1;
 	return status;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+int sonde_pidfd_open(pid_t pid, bool thread)
+{
+	int fd = thread ? (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD) : -1;
+
+	return fd >= 0 ? fd : (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+bool sonde_workload_reaped(struct sonde_workload *w, int *status, struct rusage *ru)
+{
+	int st;
+
+	/* @status is left alone until there is one (capture keeps -1 for "running"). */
+	if (w->pid <= 0 || wait4(w->pid, &st, WNOHANG, ru) != w->pid)
+		return false;
+	*status = st;
+	w->pid = -1;
+	return true;
 }

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -220,19 +219,6 @@ static void print_interval(struct stat_opts *o, struct sonde_counters *cs, uint6
 	free(rows);
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
-/* A pidfd that polls readable when the process (or, for a thread, the
- * thread: PIDFD_THREAD, Linux 6.9) exits. */
-static int pidfd_open_(pid_t pid, bool thread)
-{
-	int fd = thread ? (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD) : -1;
-
-	return fd >= 0 ? fd : (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
 static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		    struct run_result *res)
 {
@@ -310,7 +296,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		goto close;
 	}
 	if (wl.pid > 0) {
-		pidfds[npidfds++] = pidfd_open_(wl.pid, false);
+		pidfds[npidfds++] = sonde_pidfd_open(wl.pid, false);
 		if (t.cpus)
 			sonde_counters_enable(&cs);
 		t0 = now_ns();
@@ -322,13 +308,13 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		}
 	} else {
 		for (size_t i = 0; i < o->npids && npidfds < 64; i++) {
-			int fd = pidfd_open_(o->pids[i], false);
+			int fd = sonde_pidfd_open(o->pids[i], false);
 
 			if (fd >= 0)
 				pidfds[npidfds++] = fd;
 		}
 		for (size_t i = 0; i < o->ntids && npidfds < 64; i++) {
-			int fd = pidfd_open_(o->tids[i], true);
+			int fd = sonde_pidfd_open(o->tids[i], true);
 
 			if (fd >= 0)
 				pidfds[npidfds++] = fd;
@@ -360,10 +346,9 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		}
 		if (wl.pid > 0 && cli_child_exited) {
 			int status;
-			pid_t w = wait4(wl.pid, &status, WNOHANG, &res->ru);
 
 			cli_child_exited = 0;
-			if (w == wl.pid) {
+			if (sonde_workload_reaped(&wl, &status, &res->ru)) {
 				res->status = status;
 				break;
 			}

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -401,7 +400,7 @@ static void loop(struct run *t, const sigset_t *waitmask)
 		pipe_slot = (int)n++;
 	}
 	if (t->wl.pid > 0) {
-		pidfd = (int)syscall(SYS_pidfd_open, t->wl.pid, 0);
+		pidfd = sonde_pidfd_open(t->wl.pid, false);
 		if (pidfd >= 0) {
 			pfd[n].fd = pidfd;
 			pfd[n].events = POLLIN;
@@ -422,9 +421,8 @@ static void loop(struct run *t, const sigset_t *waitmask)
 			int status;
 
 			cli_child_exited = 0;
-			if (waitpid(t->wl.pid, &status, WNOHANG) == t->wl.pid) {
+			if (sonde_workload_reaped(&t->wl, &status, NULL)) {
 				t->status = status;
-				t->wl.pid = -1;
 				break;
 			}
 		}
