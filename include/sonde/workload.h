@@ -49,4 +49,24 @@ void sonde_workload_abort(struct sonde_workload *w);
  */
 int sonde_workload_end(struct sonde_workload *w, int sig, int grace_ms, bool *killed);
 
+/**
+ * sonde_pidfd_open() - a descriptor that polls readable when @pid exits
+ * @thread: @pid is a thread: readable when that thread exits (PIDFD_THREAD,
+ *	    Linux 6.9; older kernels give the process's pidfd instead)
+ *
+ * The wait loops (capture, trace, stat) poll these beside their other
+ * descriptors, so a workload's end wakes them without SIGCHLD.
+ * Return: new: close it; or -1 (no pidfd_open, or no such process).
+ */
+int sonde_pidfd_open(pid_t pid, bool thread);
+
+/**
+ * sonde_workload_reaped() - reap @w if it has ended, without blocking
+ * @status: its wait status, when it ended
+ * @ru: its resource usage (wait4), or NULL
+ *
+ * Return: true when the child was reaped (and @w->pid set to -1).
+ */
+bool sonde_workload_reaped(struct sonde_workload *w, int *status, struct rusage *ru);
+
 #endif

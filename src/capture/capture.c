@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,16 +115,6 @@ static int drain(struct sonde_capture *c)
 	return r;
 }
 
-static bool reaped(struct sonde_capture *c)
-{
-	int status;
-
-	if (waitpid(c->wl.pid, &status, WNOHANG) != c->wl.pid)
-		return false;
-	c->status = status;
-	return true;
-}
-
 static void loop(struct sonde_capture *c)
 {
 	struct pollfd pfd[MAX_POLL + 1 + SONDE_CAPTURE_MAX_EXTRA];
@@ -134,7 +123,7 @@ static void loop(struct sonde_capture *c)
 	int pidfd = -1, pidfd_at = -1;
 
 	if (workload) {
-		pidfd = (int)syscall(SYS_pidfd_open, c->wl.pid, 0);
+		pidfd = sonde_pidfd_open(c->wl.pid, false);
 		if (pidfd >= 0) {
 			pfd[n] = (struct pollfd){.fd = pidfd, .events = POLLIN};
 			pidfd_at = (int)n++;
@@ -160,7 +149,7 @@ static void loop(struct sonde_capture *c)
 				 (pidfd_at >= 0 && pfd[pidfd_at].revents) || pidfd < 0)) {
 			if (c->o.child_exited)
 				*c->o.child_exited = 0;
-			if (reaped(c)) {
+			if (sonde_workload_reaped(&c->wl, &c->status, NULL)) {
 				if (c->end != SONDE_CAPTURE_SIGNALED)
 					c->end = SONDE_CAPTURE_WORKLOAD_EXITED;
 				break;

@@ -15,11 +15,12 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static void child(pid_t parent, int go, int err, char *const argv[])
+static void child(pid_t parent, int go, int ready, int err, char *const argv[])
 {
 	sigset_t none;
 	char c;
@@ -39,6 +40,12 @@ static void child(pid_t parent, int go, int err, char *const argv[])
 	/* The parent may have died before the request: then nobody will stop us. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127);
+	/* Armed: the parent waits for this byte before it enables any event, so
+	 * the getppid() above is never traced (a getppid count would be one
+	 * over, whenever this child ran after the tracing began). */
+	if (write(ready, "r", 1) != 1)
+		_exit(127);
+	close(ready);
 	/* EOF without a byte means the parent gave up: don't run. */
 	if (read(go, &c, 1) != 1)
 		_exit(127);
@@ -50,40 +57,54 @@ static void child(pid_t parent, int go, int err, char *const argv[])
 	_exit(127);
 }
 
+static void close_pair(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
+
 int sonde_workload_prepare(struct sonde_workload *w, char *const argv[])
 {
-	int go[2], err[2];
+	int go[2] = {-1, -1}, ready[2] = {-1, -1}, err[2] = {-1, -1};
 	pid_t parent = getpid();
+	ssize_t r;
+	char c;
+	int e;
 
 	w->pid = -1;
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(err, O_CLOEXEC) < 0) {
-		int e = errno;
-
-		close(go[0]);
-		close(go[1]);
-		return -e;
-	}
-	w->pid = fork();
-	if (w->pid < 0) {
-		int e = errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(err[0]);
-		close(err[1]);
+	w->go_fd = w->err_fd = -1;
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0 ||
+	    pipe2(err, O_CLOEXEC) < 0 || (w->pid = fork()) < 0) {
+		e = errno;
+		close_pair(go);
+		close_pair(ready);
+		close_pair(err);
+		w->pid = -1;
 		return -e;
 	}
 	if (w->pid == 0) {
 		close(go[1]);
+		close(ready[0]);
 		close(err[0]);
-		child(parent, go[0], err[1], argv);
+		child(parent, go[0], ready[1], err[1], argv);
 	}
 	close(go[0]);
+	close(ready[1]);
 	close(err[1]);
 	w->go_fd = go[1];
 	w->err_fd = err[0];
+	/* Until the child is armed (see child()); EOF means it could not be. */
+	do
+		r = read(ready[0], &c, 1);
+	while (r < 0 && errno == EINTR);
+	e = errno;
+	close(ready[0]);
+	if (r != 1) {
+		sonde_workload_abort(w);
+		return r < 0 ? -e : -ECHILD;
+	}
 	return 0;
 }
 
@@ -156,4 +177,27 @@ int sonde_workload_end(struct sonde_workload *w, int sig, int grace_ms, bool *ki
 	}
 	w->pid = -1;
 	return status;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+int sonde_pidfd_open(pid_t pid, bool thread)
+{
+	int fd = thread ? (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD) : -1;
+
+	return fd >= 0 ? fd : (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+bool sonde_workload_reaped(struct sonde_workload *w, int *status, struct rusage *ru)
+{
+	int st;
+
+	/* @status is left alone until there is one (capture keeps -1 for "running"). */
+	if (w->pid <= 0 || wait4(w->pid, &st, WNOHANG, ru) != w->pid)
+		return false;
+	*status = st;
+	w->pid = -1;
+	return true;
 }

@@ -7,6 +7,7 @@
 #define SONDE_CLI_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,18 @@ struct cli {
 /* Fills cli->roots, mounting tracefs if nothing is mounted (we may be root).
  * Return: borrowed: the roots, with tracefs NULL when there is none. */
 const struct sonde_roots *cli_roots(struct cli *cli);
+
+/*
+ * Stop signals (src/cli/signals.c): cli_catch_stop_signals() installs
+ * handlers that set cli_stop_signal (SIGINT, SIGTERM, and SIGHUP when @hup)
+ * and cli_child_exited (SIGCHLD); the wait loops read and clear them.
+ */
+extern volatile sig_atomic_t cli_stop_signal, cli_child_exited;
+void cli_catch_stop_signals(bool hup);
+
+/* A workload's wait status as sonde's exit code: its own, or 128 + the signal
+ * that killed it (as the shell does); EXIT_OK when there was none (< 0). */
+int cli_workload_exit_code(int status);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

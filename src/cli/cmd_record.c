@@ -96,16 +96,6 @@ struct record_opts {
 	size_t nspecs;
 };
 
-static volatile sig_atomic_t stop_signal, child_exited;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGCHLD)
-		child_exited = 1;
-	else
-		stop_signal = sig;
-}
-
 static int writer_sink(void *ctx, const void *buf, size_t len)
 {
 	return sonde_pd_writer_write(ctx, buf, len);
@@ -549,17 +539,6 @@ static int finish_file(struct capture *c, struct summary *sum)
 	return ret;
 }
 
-static int workload_exit_code(int status)
-{
-	if (status < 0)
-		return EXIT_OK;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_FAIL;
-}
-
 static int run_capture(struct capture *c, int argc, char **argv)
 {
 	struct record_opts *o = c->o;
@@ -621,8 +600,8 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	co.sink = writer_sink;
 	co.sink_ctx = c->w;
 	co.waitmask = &waitmask;
-	co.stop_signal = &stop_signal;
-	co.child_exited = &child_exited;
+	co.stop_signal = &cli_stop_signal;
+	co.child_exited = &cli_child_exited;
 	r = sonde_capture_open(&c->cap, &co);
 	c->rec = c->cap.rec;
 	if (r < 0) {
@@ -748,7 +727,6 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	};
 	struct capture c = {.o = &o, .cli = cli, .status = -1, .of = {.fd = -1}};
 	struct summary sum = {0, 0, 0, -1};
-	struct sigaction sa;
 	struct sonde_errmsg err = {{0}};
 	int ret;
 
@@ -762,11 +740,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		ret = run_remote(&o, argc, argv);
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
+	cli_catch_stop_signals(false);
 
 	ret = run_capture(&c, argc, argv);
 	if (c.w && finish_file(&c, &sum) != EXIT_OK)
@@ -782,7 +756,7 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	if (c.captured)
 		print_summary(&c, &sum);
 	if (ret == EXIT_OK && o.argv)
-		ret = workload_exit_code(c.status);
+		ret = cli_workload_exit_code(c.status);
 	sonde_capture_close(&c.cap);
 	sonde_cpulist_fini(&c.cpus);
 out:

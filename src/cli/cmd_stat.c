@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,16 +69,6 @@ struct stat_opts {
 	char **argv; /* workload, or NULL */
 	bool explicit_events; /* -e given: explain the ones not supported */
 };
-
-static volatile sig_atomic_t stop_signal, child_exited;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGCHLD)
-		child_exited = 1;
-	else
-		stop_signal = sig;
-}
 
 static double now_ns(void)
 {
@@ -230,19 +219,6 @@ static void print_interval(struct stat_opts *o, struct sonde_counters *cs, uint6
 	free(rows);
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
-/* A pidfd that polls readable when the process (or, for a thread, the
- * thread: PIDFD_THREAD, Linux 6.9) exits. */
-static int pidfd_open_(pid_t pid, bool thread)
-{
-	int fd = thread ? (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD) : -1;
-
-	return fd >= 0 ? fd : (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
 static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		    struct run_result *res)
 {
@@ -320,7 +296,7 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		goto close;
 	}
 	if (wl.pid > 0) {
-		pidfds[npidfds++] = pidfd_open_(wl.pid, false);
+		pidfds[npidfds++] = sonde_pidfd_open(wl.pid, false);
 		if (t.cpus)
 			sonde_counters_enable(&cs);
 		t0 = now_ns();
@@ -332,13 +308,13 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		}
 	} else {
 		for (size_t i = 0; i < o->npids && npidfds < 64; i++) {
-			int fd = pidfd_open_(o->pids[i], false);
+			int fd = sonde_pidfd_open(o->pids[i], false);
 
 			if (fd >= 0)
 				pidfds[npidfds++] = fd;
 		}
 		for (size_t i = 0; i < o->ntids && npidfds < 64; i++) {
-			int fd = pidfd_open_(o->tids[i], true);
+			int fd = sonde_pidfd_open(o->tids[i], true);
 
 			if (fd >= 0)
 				pidfds[npidfds++] = fd;
@@ -358,22 +334,21 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	for (;;) {
 		int step;
 
-		if (stop_signal) {
+		if (cli_stop_signal) {
 			if (wl.pid > 0 && !res->stopped_by_signal) {
 				/* Ctrl-C: the workload stops too, and we print what we have. */
-				kill(wl.pid, stop_signal);
+				kill(wl.pid, cli_stop_signal);
 			}
 			res->stopped_by_signal = true;
-			stop_signal = 0;
+			cli_stop_signal = 0;
 			if (wl.pid <= 0)
 				break;
 		}
-		if (wl.pid > 0 && child_exited) {
+		if (wl.pid > 0 && cli_child_exited) {
 			int status;
-			pid_t w = wait4(wl.pid, &status, WNOHANG, &res->ru);
 
-			child_exited = 0;
-			if (w == wl.pid) {
+			cli_child_exited = 0;
+			if (sonde_workload_reaped(&wl, &status, &res->ru)) {
 				res->status = status;
 				break;
 			}
@@ -438,17 +413,6 @@ static void explain_unsupported(const struct stat_row *rows, size_t n)
 			 sonde_doctor_explain_open_error(&rows[i].ev->attr, rows[i].err, why,
 							 sizeof(why)));
 	}
-}
-
-static int workload_exit_code(int status)
-{
-	if (status < 0)
-		return EXIT_OK;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_FAIL;
 }
 
 static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli *cli)
@@ -552,7 +516,6 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 	struct stat_opts o = {.repeat = 1};
 	struct stat_row *rows = NULL;
 	struct run_result res = {0};
-	struct sigaction sa;
 	double el_mean = 0, el_m2 = 0, user = -1, sys = -1;
 	char target[512];
 	int ret, code = EXIT_OK;
@@ -579,11 +542,7 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
+	cli_catch_stop_signals(false);
 
 	print_target(&o, target, sizeof(target));
 	for (int run = 0; run < o.repeat; run++) {
@@ -594,7 +553,7 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 
 		el_mean += d / (run + 1);
 		el_m2 += d * (res.elapsed_ns / 1e9 - el_mean);
-		code = o.argv ? workload_exit_code(res.status) : EXIT_OK;
+		code = o.argv ? cli_workload_exit_code(res.status) : EXIT_OK;
 		if (res.stopped_by_signal)
 			break;
 	}

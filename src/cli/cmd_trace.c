@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,16 +85,6 @@ struct trace_opts {
 	const char *output;
 	char **argv;
 };
-
-static volatile sig_atomic_t stop_signal, child_exited;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGCHLD)
-		child_exited = 1;
-	else
-		stop_signal = sig;
-}
 
 static int add_event(struct trace_opts *o, const char *glob)
 {
@@ -411,7 +400,7 @@ static void loop(struct run *t, const sigset_t *waitmask)
 		pipe_slot = (int)n++;
 	}
 	if (t->wl.pid > 0) {
-		pidfd = (int)syscall(SYS_pidfd_open, t->wl.pid, 0);
+		pidfd = sonde_pidfd_open(t->wl.pid, false);
 		if (pidfd >= 0) {
 			pfd[n].fd = pidfd;
 			pfd[n].events = POLLIN;
@@ -421,20 +410,19 @@ static void loop(struct run *t, const sigset_t *waitmask)
 	for (;;) {
 		int pr;
 
-		if (stop_signal) {
+		if (cli_stop_signal) {
 			/* The workload gets the signal in the teardown, after tracing off. */
 			t->interrupted = true;
-			t->stop_sig = stop_signal;
-			stop_signal = 0;
+			t->stop_sig = cli_stop_signal;
+			cli_stop_signal = 0;
 			break;
 		}
-		if (t->wl.pid > 0 && (child_exited || (pid_slot >= 0 && pfd[pid_slot].revents))) {
+		if (t->wl.pid > 0 && (cli_child_exited || (pid_slot >= 0 && pfd[pid_slot].revents))) {
 			int status;
 
-			child_exited = 0;
-			if (waitpid(t->wl.pid, &status, WNOHANG) == t->wl.pid) {
+			cli_child_exited = 0;
+			if (sonde_workload_reaped(&t->wl, &status, NULL)) {
 				t->status = status;
-				t->wl.pid = -1;
 				break;
 			}
 		}
@@ -452,17 +440,6 @@ static void loop(struct run *t, const sigset_t *waitmask)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-}
-
-static int workload_exit_code(int status)
-{
-	if (status < 0)
-		return EXIT_OK;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_FAIL;
 }
 
 /* The summary: "[ sonde trace: N events on CPUs 0-1, 12 overrun on CPU 1 ]". */
@@ -769,7 +746,7 @@ teardown:
 	if (ret == EXIT_OK && st && have)
 		summary(t, events, counted, st, have);
 	if (ret == EXIT_OK && t->status >= 0)
-		ret = workload_exit_code(t->status);
+		ret = cli_workload_exit_code(t->status);
 unblock:
 	sigprocmask(SIG_SETMASK, &waitmask, NULL);
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
@@ -787,7 +764,6 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 {
 	struct trace_opts o = {0};
 	struct run t = {0};
-	struct sigaction sa;
 	const char *list_glob = NULL;
 	bool list = false;
 	int r, ret;
@@ -842,17 +818,9 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 		return EXIT_FAIL;
 	}
 	t.max_cpu = t.cpus.cpus[t.cpus.n - 1];
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
-	/* A closed stdout (sonde trace | head) must end the trace through the restore, not kill it.
-	 */
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
+	cli_catch_stop_signals(true);
+	/* A closed stdout (sonde trace | head) must end the trace through the restore, not kill it. */
+	signal(SIGPIPE, SIG_IGN);
 	ret = run_trace(&t);
 	sonde_cpulist_fini(&t.cpus);
 	sonde_cpulist_fini(&t.traced);

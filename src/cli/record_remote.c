@@ -351,12 +351,8 @@ int record_remote(const char *target, const struct cli_agent_auth *auth,
 		summary(&c, w, target, output);
 		sonde_agent_client_bye(&c);
 		ret = EXIT_OK;
-		if (req->argc && c.end.status >= 0) {
-			if (WIFEXITED(c.end.status))
-				ret = WEXITSTATUS(c.end.status);
-			else if (WIFSIGNALED(c.end.status))
-				ret = 128 + WTERMSIG(c.end.status);
-		}
+		if (req->argc)
+			ret = cli_workload_exit_code(c.end.status);
 	}
 out:
 	if (w && sonde_pd_writer_close(w, &err) < 0) {

@@ -228,3 +228,30 @@ def test_failed_trace_keeps_the_earlier_file(tracefs, tmp_path):
         assert p.returncode == 1
     assert out.read_text() == "earlier capture\n"
     assert sorted(os.listdir(tmp_path)) == ["t.dat"]
+
+
+def capture_args(cmd, tmp_path):
+    return {"record": ["record", "-o", str(tmp_path / "r.data")],
+            "stat": ["stat"],
+            "trace": ["trace", "-e", GETPPID, "-o", str(tmp_path / "t.dat")]}[cmd]
+
+
+@pytest.mark.tracefs_exclusive
+@pytest.mark.parametrize("cmd", ["record", "stat", "trace"])
+def test_exit_codes_agree(tracefs, tmp_path, cmd):
+    """The commands that run a workload share one signal and exit-code helper
+    (src/cli/signals.c): its exit status, 128 + the signal that killed it, and
+    a SIGTERM to sonde passed on to the workload, the same for all three."""
+    args = capture_args(cmd, tmp_path)
+    p = sonde(*args, "--", "sh", "-c", "exit 7", check=False)
+    assert p.returncode == 7, p.stderr
+    p = sonde(*args, "--", "sh", "-c", "kill -SEGV $$", check=False)
+    assert p.returncode == 128 + signal.SIGSEGV, p.stderr
+    p, child = start_with_workload(args)
+    p.send_signal(signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=20)
+    finally:
+        stop(p, child)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert not alive(child)
