@@ -327,7 +327,9 @@ def test_inlined_frames_on_request(tmp_path):
     g = tmp_path / "ih.data"
     sonde("record", "-g", "-o", str(g), "--", workload("inline_hot"), "0.5")
     with_inline = sonde("report", "-i", str(g), "--no-children", "--inline").stdout
-    assert re.search(r"---churn \(inlined\)\n\s+outer\n", with_inline), with_inline[:3000]
+    # (a branch of its own when a sample fell in outer's own instructions)
+    m = re.search(r"(?:---|--(\d+\.\d+)%--)churn \(inlined\)\n\s+outer\n", with_inline)
+    assert m and float(m.group(1) or 100) > 95, with_inline[:3000]
     plain = sonde("report", "-i", str(g), "--no-children").stdout
     assert "(inlined)" not in plain and re.search(r"---outer\n", plain), plain[:2000]
     # The row stays the function (perf's rows): outer, not churn.
