@@ -65,6 +65,12 @@ bool sonde_report_row_shown(const struct sonde_report *rep, const struct sonde_p
 			    const size_t *evs, size_t nev, size_t i);
 
 /* Column text of an entry's key (shared by both views). */
+/**
+ * sonde_report_srcline_unknown() - a --sort srcline key without a source line,
+ * as perf prints it: "symbol+offset" (decimal), else "object[hexaddr]".
+ * Return: @buf.
+ */
+const char *sonde_report_srcline_unknown(const struct sonde_entry_key *k, char *buf, size_t len);
 const char *sonde_report_dso_name(const struct sonde_dso *d);
 
 #endif

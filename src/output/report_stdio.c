@@ -34,6 +34,15 @@ const char *sonde_report_dso_name(const struct sonde_dso *d)
 	return d ? sonde_dso_short_name(d) : "[unknown]";
 }
 
+const char *sonde_report_srcline_unknown(const struct sonde_entry_key *k, char *buf, size_t len)
+{
+	if (k->sym && k->addr >= k->sym->start)
+		snprintf(buf, len, "%s+%" PRIu64, k->sym->name, k->addr - k->sym->start);
+	else
+		snprintf(buf, len, "%s[%" PRIx64 "]", sonde_report_dso_name(k->dso), k->addr);
+	return buf;
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -73,7 +82,7 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 		if (k->src.file) /* perf shows the file's base name (no --full-source-path) */
 			snprintf(b, len, "%s:%u", base_name(k->src.file), k->src.line);
 		else
-			snprintf(b, len, "%s+0x%" PRIx64, sonde_report_dso_name(k->dso), k->addr);
+			sonde_report_srcline_unknown(k, b, len);
 		break;
 	}
 	return b;

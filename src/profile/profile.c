@@ -149,9 +149,11 @@ static void make_key(const struct sonde_profile *p, uint32_t comm, uint32_t pid,
 	}
 	if (p->key_on[SONDE_SORT_SRCLINE]) {
 		k->src = f->src;
-		/* Without a line, perf shows the object and address. */
+		/* Without a line, perf shows the symbol and offset (else the
+		 * object and address): one row per address either way. */
 		if (!f->src.file) {
 			k->dso = f->dso;
+			k->sym = f->sym;
 			k->addr = f->addr;
 		}
 	}

@@ -602,8 +602,11 @@ def test_agent_in_a_vm(vm, tmp_path):
         assert bid != own_vdso_build_id(tmp_path / "own.vdso")
         rep = sonde("report", "-i", str(vd), "--no-children", "--sort", "dso,sym",
                     env=env).stdout
-        assert re.search(r"^\s+[4-9]\d\.\d+%\s+\[vdso\]\s+\[\.\] __vdso_clock_gettime", rep,
-                         re.M), rep
+        # Under TCG the guest's share in libc's wrapper varies (35-60% seen in
+        # the vDSO itself): assert the vDSO's samples are named, not a share.
+        vdso = re.findall(r"^\s+([\d.]+)%\s+\[vdso\]\s+\[\.\] (\S+)", rep, re.M)
+        named = sum(float(p) for p, s in vdso if s == "__vdso_clock_gettime")
+        assert named >= 20 and named >= 0.9 * sum(float(p) for p, _ in vdso), rep
         g.kill()
 
 

@@ -152,7 +152,9 @@ def test_small_keys_as_perf(libcalls, key):
     theirs = key_rows(run(["perf", "report", "-i", str(libcalls), "--stdio", "--no-children",
                            "--sort", key]).stdout)
     mine = key_rows(sonde("report", "-i", str(libcalls), "--no-children", "--sort", key).stdout)
-    wanted = {k: v for k, v in theirs.items() if v >= 1.0}
+    # 0.5%: the PLT stubs libcalls calls through (~0.75% each) have no source
+    # line; perf shows them as "strlen@plt+0" (symbol+offset), and so must we.
+    wanted = {k: v for k, v in theirs.items() if v >= 0.5}
     assert wanted, theirs
     for k, pct in wanted.items():
         assert k in mine, (k, mine)
@@ -161,6 +163,7 @@ def test_small_keys_as_perf(libcalls, key):
         assert all(re.fullmatch(r"\d+:libcalls", k) for k in wanted), wanted
     else:
         assert any(k.startswith("libcalls.c:") for k in wanted), wanted
+        assert any(re.fullmatch(r"\w+@plt\+\d+", k) for k in wanted), wanted
 
 
 def chain_of_top_row(out):

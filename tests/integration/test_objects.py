@@ -192,7 +192,11 @@ def test_samples_at_exec_time_keep_the_old_image(tmp_path):
     # 300 execs: some samples always fall in the new comm's execve (1-20%)
     execve = [(k, p) for k, p in theirs if k[0] == "true" and k[-1] == "__GI___execve"]
     assert execve and execve[0][1] > 0, theirs[:20]
-    named = [(k, p) for k, p in theirs if p >= 1.0 and not re.fullmatch(r"(0x)?[0-9a-f]+", k[-1])]
+    # Not compared: hex (unresolved) rows, and perf 6.1's nameless "@plt"
+    # (it misreads libc's PLT relocations; sonde names the stub by its GOT
+    # slot, as objdump and later perf do: see test_names' PLT test).
+    named = [(k, p) for k, p in theirs if p >= 1.0 and k[-1] != "@plt"
+             and not re.fullmatch(r"(0x)?[0-9a-f]+", k[-1])]
     for key, pct in named + execve:
         assert mine.get(key) == pct, (key, mine.get(key), pct)
 
