@@ -328,6 +328,94 @@ static int caches(struct sonde_pd_writer *w, const char *sysfs, uint32_t nr_cpus
 	return r;
 }
 
+/*
+ * MEM_TOPOLOGY, perf's layout: u64 version (1), u64 block size, u64 nodes;
+ * per node (by id): u64 id, u64 bits, then a bitmap of its memory blocks
+ * (u64 bit count again and the u64 words), bit N set for memoryN.
+ */
+static int node_blocks(const char *dir, uint64_t **bits, uint64_t *nbits)
+{
+	struct sonde_strlist names = {0};
+	uint64_t max = 0, *v;
+	unsigned idx;
+	int r;
+
+	if ((r = sonde_list_dir(dir, false, &names)) < 0)
+		return r;
+	for (size_t i = 0; i < names.n; i++)
+		if (sscanf(names.v[i], "memory%u", &idx) == 1 && idx + 1ull > max)
+			max = idx + 1ull;
+	if (!(v = calloc(max / 64 + 1, sizeof(*v)))) {
+		sonde_strlist_fini(&names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < names.n; i++)
+		if (sscanf(names.v[i], "memory%u", &idx) == 1)
+			v[idx / 64] |= 1ull << (idx % 64);
+	sonde_strlist_fini(&names);
+	*bits = v;
+	*nbits = max;
+	return 0;
+}
+
+static int mem_topology(struct sonde_pd_writer *w, const char *sysfs)
+{
+	struct sonde_strlist names = {0};
+	struct buf b = {0};
+	char path[512], text[64];
+	uint64_t n = 0;
+	unsigned *ids;
+	size_t nids = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/devices/system/memory/block_size_bytes", sysfs);
+	if (sonde_read_text(path, text, sizeof(text)) < 0)
+		return 0; /* no memory blocks (no hotplug): perf writes none either */
+	snprintf(path, sizeof(path), "%s/devices/system/node", sysfs);
+	if ((r = sonde_list_dir(path, true, &names)) < 0)
+		return r == -ENOENT ? 0 : r;
+	if (!(ids = calloc(names.n + 1, sizeof(*ids)))) {
+		sonde_strlist_fini(&names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		unsigned id;
+		size_t j;
+
+		if (sscanf(names.v[i], "node%u", &id) != 1)
+			continue;
+		for (j = nids; j > 0 && ids[j - 1] > id; j--) /* by id, as perf sorts */
+			ids[j] = ids[j - 1];
+		ids[j] = id;
+		nids++;
+	}
+	sonde_strlist_fini(&names);
+	put64(&b, 1);
+	put64(&b, strtoull(text, NULL, 16));
+	put64(&b, 0);
+	for (size_t i = 0; i < nids; i++) {
+		uint64_t *bits = NULL, nbits = 0;
+
+		snprintf(path, sizeof(path), "%s/devices/system/node/node%u", sysfs, ids[i]);
+		if (node_blocks(path, &bits, &nbits) < 0)
+			continue;
+		put64(&b, ids[i]);
+		put64(&b, nbits);
+		put64(&b, nbits);
+		for (uint64_t k = 0; k < (nbits + 63) / 64; k++)
+			put64(&b, bits[k]);
+		free(bits);
+		n++;
+	}
+	free(ids);
+	if (!n || b.bad) {
+		free(b.p);
+		return b.bad ? -ENOMEM : 0;
+	}
+	patch32(&b, 16, (uint32_t)n); /* the node count's low half; nodes < 2^32 */
+	return set(w, SONDE_PD_FEAT_MEM_TOPOLOGY, &b);
+}
+
 int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs,
 				   uint32_t nr_cpus)
 {
@@ -340,6 +428,8 @@ int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs,
 	if ((r = pmu_mappings(w, sysfs)) < 0 && !first)
 		first = r;
 	if ((r = caches(w, sysfs, nr_cpus)) < 0 && !first)
+		first = r;
+	if ((r = mem_topology(w, sysfs)) < 0 && !first)
 		first = r;
 	return first;
 }

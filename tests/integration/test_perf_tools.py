@@ -1,5 +1,6 @@
 """Every perf 6.1 command that reads a perf.data works on sonde's captures
 (the files perf record would have written for the same data)."""
+import os
 import re
 import subprocess
 
@@ -85,11 +86,16 @@ def test_header_matches_perf_record(capture, tmp_path):
     def shape(path):
         h = run(["perf", "report", "--header-only", "-I", "-i", str(path)]).stdout
         keep = ("# sibling", "# CPU ", "# node", "# pmu mappings", "#  L")
+        # MEM_TOPOLOGY: "# memory nodes (nr 1, block size 0x8000000):" and a
+        # line per node, "#    0 [24G]: 0-23,32-199".
+        mem = re.compile(r"# memory nodes |#\s+\d+ \[\d+\w?\]: ")
         lines = [re.sub(r"free = \d+", "free = N", l) for l in h.splitlines()
-                 if l.startswith(keep)]
+                 if l.startswith(keep) or mem.match(l)]
         # PMUs come in directory order, which means nothing.
         return [("# pmu mappings: " + ", ".join(sorted(l.split(": ", 1)[1].split(", ")))
                  if l.startswith("# pmu mappings") else l) for l in lines]
     ours = shape(capture)
     assert any(l.startswith("# sibling") for l in ours)
+    if os.path.exists("/sys/devices/system/memory/block_size_bytes"):
+        assert any(l.startswith("# memory nodes") for l in ours), ours
     assert ours == shape(theirs)
