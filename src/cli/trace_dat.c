@@ -20,12 +20,27 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef SONDE_HAVE_TRACECMD
 #include "tracecmd_private.h"
+
+/*
+ * Why a libtracecmd write failed.  The library returns -1 and leaves errno
+ * to whatever its last call set (a full disk may show as EIO or as
+ * nothing), so a file system without space is named first, as the cause.
+ */
+static const char *write_failure(int saved, int fd)
+{
+	struct statvfs st;
+
+	if (fd >= 0 && fstatvfs(fd, &st) == 0 && st.f_bavail == 0)
+		return strerror(ENOSPC);
+	return saved ? strerror(saved) : "failed (libtracecmd gave no reason)";
+}
 
 bool trace_dat_available(void)
 {
@@ -71,10 +86,11 @@ int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *e
 		/* NULL would mean every event's format: name one that matches nothing. */
 		list = &none;
 	}
+	errno = 0;
 	if (tracecmd_output_set_trace_dir(h, spec->tracefs) < 0 ||
 	    tracecmd_output_write_headers(h, list) < 0) {
-		snprintf(err, len, "%s: writing the headers (event formats from %s) failed", path,
-			 spec->tracefs);
+		snprintf(err, len, "%s: %s (writing the headers: event formats from %s)", path,
+			 write_failure(errno, spec->fd), spec->tracefs);
 		goto out;
 	}
 	if (uname(&u) == 0) {
@@ -92,13 +108,17 @@ int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *e
 		snprintf(text, sizeof(text), "CPU: %d\n%s\n", c, spec->cpu_stats[c]);
 		tracecmd_add_option(h, SONDE_TRACECMD_OPTION_CPUSTAT, (int)strlen(text) + 1, text);
 	}
+	errno = 0;
 	if (tracecmd_write_cmdlines(h) < 0 || tracecmd_write_cpus(h, spec->ncpus) < 0 ||
 	    tracecmd_write_options(h) < 0) {
-		snprintf(err, len, "%s: writing comms and options failed", path);
+		snprintf(err, len, "%s: %s (writing comms and options)", path,
+			 write_failure(errno, spec->fd));
 		goto out;
 	}
+	errno = 0;
 	if (tracecmd_append_cpu_data(h, spec->ncpus, (char *const *)spec->cpu_files) < 0) {
-		snprintf(err, len, "%s: appending the CPU data failed (%s)", path, strerror(errno));
+		snprintf(err, len, "%s: %s (appending the CPU data)", path,
+			 write_failure(errno, spec->fd));
 		goto out;
 	}
 	ret = 0;

@@ -255,3 +255,24 @@ def test_exit_codes_agree(tracefs, tmp_path, cmd):
         stop(p, child)
     assert p.returncode == 128 + signal.SIGTERM, err
     assert not alive(child)
+
+
+@pytest.mark.tracefs_exclusive
+def test_trace_on_a_full_disk_names_the_cause(tracefs, tmp_path):
+    """trace -o on a file system without space says "No space left on
+    device" (before: "writing the headers (event formats …) failed"), and
+    the earlier file there is kept."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mnt)], check=True)
+    try:
+        out = mnt / "t.dat"
+        out.write_bytes(b"earlier capture")
+        p = sonde("trace", "-e", "sched:sched_switch", "-o", str(out), "--", "sh", "-c",
+                  "for i in $(seq 200); do sleep 0.001; done", check=False)
+        assert p.returncode == 1, p.stderr
+        first = [l for l in p.stderr.splitlines() if l.startswith("sonde:")][0]
+        assert re.match(r"sonde: \S+: No space left on device", first), p.stderr
+        assert out.read_bytes() == b"earlier capture"
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
