@@ -162,20 +162,16 @@ const char *sonde_dso_comp_dir(struct sonde_dso *d, uint64_t addr);
 /*
  * Inlined frames at @addr, innermost first: @names[i] is the inlined
  * function, @calls[i] where it was inlined (the caller's line).  Fills at
- * most @max.  Return: the number of frames (0 when none), or an error.
+ * most @max.  With @outer, also the function the DWARF places at @addr, the
+ * one those frames are inlined into, named as addr2line and perf name it
+ * (the linkage name, demangled): perf 6.1 shows an unwound frame under this
+ * name, as "(inlined)", when it differs from the symbol's
+ * (__libc_start_main_impl for __libc_start_main@@GLIBC_2.34); borrowed
+ * (interned), or NULL without DWARF there.  One lookup gives both.
+ * Return: the number of frames (0 when none), or an error.
  */
 int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
-		      struct sonde_srcline *calls, size_t max);
-
-/*
- * The function the DWARF places at @addr, the one its inlined frames are
- * inlined into, named as addr2line and perf name it (the linkage name,
- * demangled).  perf 6.1 shows an unwound frame under this name, as
- * "(inlined)", when it differs from the symbol's (__libc_start_main_impl
- * for __libc_start_main@@GLIBC_2.34).  Return: borrowed (interned), or
- * NULL without DWARF there (or with --no-inline).
- */
-const char *sonde_dso_dwarf_function(struct sonde_dso *d, uint64_t addr);
+		      struct sonde_srcline *calls, size_t max, const char **outer);
 
 /**
  * sonde_dso_read_bytes() - the code at object addresses [@addr, @addr + @len)

@@ -114,10 +114,9 @@ static void add_frames(struct pass *ps, size_t *n, uint32_t pid, uint16_t cpumod
 	f.inlined = NULL;
 	f.dwarf_name = NULL;
 	if ((ps->inlines || (unwound && ps->inlines_unwound)) && f.dso && f.sym) {
-		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8);
 		/* perf's inline list ends with the DWARF's function, which it
 		 * shows instead of the symbol when the names differ. */
-		outer = sonde_dso_dwarf_function(f.dso, f.addr);
+		k = sonde_dso_inlines(f.dso, f.addr, names, NULL, 8, &outer);
 		if (outer && strcmp(outer, f.sym->name))
 			f.dwarf_name = outer;
 	}

@@ -510,17 +510,21 @@ static const struct inlcache_ent *inl_lookup(struct sonde_dso *d, uint64_t addr,
 }
 
 int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
-		      struct sonde_srcline *calls, size_t max)
+		      struct sonde_srcline *calls, size_t max, const char **outer)
 {
 	struct inlcache_ent tmp;
 	const struct inlcache_ent *c;
 	size_t i;
 	int err;
 
+	if (outer)
+		*outer = NULL;
 	if (!d)
 		return -EINVAL;
 	if (!(c = inl_lookup(d, addr, &tmp, &err)))
 		return err;
+	if (outer)
+		*outer = c->outer;
 	for (i = 0; i < c->n && i < max; i++) {
 		const struct inlrec *r = &d->inl[c->first + i];
 
@@ -532,16 +536,6 @@ int sonde_dso_inlines(struct sonde_dso *d, uint64_t addr, const char **names,
 		}
 	}
 	return (int)(c->n < max ? c->n : max);
-}
-
-const char *sonde_dso_dwarf_function(struct sonde_dso *d, uint64_t addr)
-{
-	struct inlcache_ent tmp;
-	const struct inlcache_ent *c;
-	int err;
-
-	c = d ? inl_lookup(d, addr, &tmp, &err) : NULL;
-	return c ? c->outer : NULL;
 }
 
 uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, uint64_t map_pgoff)

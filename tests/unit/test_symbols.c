@@ -209,7 +209,7 @@ static void check_lines(struct sonde_dso *d, const char *elf, const char *src)
 						fail_msg("0x%llx: line %u, eu-addr2line %u",
 							 (unsigned long long)cur, sl.line,
 							 want[0].line);
-					n = sonde_dso_inlines(d, cur, names, calls, 16);
+					n = sonde_dso_inlines(d, cur, names, calls, 16, NULL);
 					assert_int_equal(n, (int)k - 1);
 					{ /* again, from the caches */
 						struct sonde_srcline again;
@@ -219,7 +219,7 @@ static void check_lines(struct sonde_dso *d, const char *elf, const char *src)
 						assert_ptr_equal(again.file, sl.file);
 						assert_int_equal(again.line, sl.line);
 						assert_int_equal(
-						    sonde_dso_inlines(d, cur, NULL, NULL, 16), n);
+						    sonde_dso_inlines(d, cur, NULL, NULL, 16, NULL), n);
 					}
 					for (j = 1; j < k; j++) {
 						assert_int_equal(calls[j - 1].line, want[j].line);
