@@ -41,6 +41,8 @@ struct sonde_capture_opts {
 	int (*on_pass)(void *ctx);
 	void *ctx;
 	int poll_timeout_ms; /* 0: wait for events only */
+	unsigned int delay_ms; /* perf's --delay: the events start this long after
+				* the workload (or the capture) started */
 };
 
 enum sonde_capture_end {
@@ -61,6 +63,7 @@ struct sonde_capture {
 	int sink_err;		/* the sink's error when end is SINK_ERROR */
 	bool started;		/* the workload exec'd */
 	bool kernel_map_hidden; /* no kernel MMAP could be synthesized (kptr_restrict) */
+	uint64_t enable_at;	/* --delay: CLOCK_MONOTONIC ms when the events start, 0: started */
 	struct sonde_errmsg err;
 };
 

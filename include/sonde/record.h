@@ -35,6 +35,13 @@ struct sonde_record_opts {
 	unsigned int pages;                /* data pages per ring, a power of two */
 	const char *const *filters;        /* per event: kernel filter or NULL; may be NULL */
 	bool system_wide;                  /* -a/-C: sample CPU numbers */
+	/* perf record's optional sample contents and side-band records. */
+	bool sample_addr;   /* -d: data addresses (PERF_SAMPLE_ADDR) and data mmaps */
+	bool switch_events; /* --switch-events: SWITCH records (SWITCH_CPU_WIDE with -a) */
+	bool namespaces;    /* --namespaces: NAMESPACES records */
+	uint64_t user_regs; /* --user-regs: registers at the sample in user space */
+	uint64_t intr_regs; /* --intr-regs: registers at the interrupt */
+	bool delayed;	    /* enabled by the caller later, never at exec (--delay) */
 };
 
 /* Per-CPU bookkeeping of what the rings delivered. */
@@ -49,7 +56,7 @@ struct sonde_record {
 	struct perf_event_attr *attrs; /* owned: the attr each event was opened with */
 	int *fds;                      /* owned: [event * nslots + slot], -1 where not opened */
 	uint64_t *ids;                 /* owned: kernel ids, same layout */
-	size_t nevents, nslots;        /* nevents: the list's, plus the dummy when system wide */
+	size_t nevents, nslots;        /* nevents: the list's, plus the dummy (system wide, --delay) */
 	size_t track;                  /* the event carrying the side-band records */
 	struct sonde_ring *rings;      /* owned: one per CPU */
 	struct sonde_ring_stats *stats;/* owned: one per ring */

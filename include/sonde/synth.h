@@ -38,6 +38,7 @@ struct sonde_synth {
 	bool mmap_data;		 /* also readable non-executable mappings, misc
 				    PERF_RECORD_MISC_MMAP_DATA, like perf record -d */
 	struct sonde_synth_stats *stats; /* optional: counts, added to (not reset) */
+	bool namespaces; /* NAMESPACES of every task too (perf record --namespaces) */
 };
 
 /* Largest id_hdr_size accepted (the sample_id trailer is at most 6 u64s). */
@@ -86,5 +87,12 @@ int sonde_kallsyms_snapshot(const char *procfs, char **blob, size_t *len);
 int sonde_module_sections(const char *procfs, const char *sysfs, char **blob, size_t *len);
 /* The same with s->procfs, s->sysfs and s->modules_dir (emit is not used). */
 int sonde_synth_module_sections(const struct sonde_synth *s, char **blob, size_t *len);
+
+/**
+ * sonde_synth_namespaces() - the PERF_RECORD_NAMESPACES of task @tid of
+ * process @pid, from its /proc ns links (perf record --namespaces)
+ * Return: what emit returned, or -EINVAL for a bad @s.
+ */
+int sonde_synth_namespaces(const struct sonde_synth *s, pid_t pid, pid_t tid);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sonde/perf_data.h>
@@ -37,6 +38,7 @@ int sonde_capture_open(struct sonde_capture *c, const struct sonde_capture_opts 
 						sonde_strerror(r));
 	}
 	ro.target.workload = c->wl.pid;
+	ro.delayed = o->delay_ms > 0;
 	r = sonde_record_open(&c->rec, &ro);
 	if (r < 0) {
 		if (c->rec)
@@ -58,7 +60,8 @@ int sonde_capture_synthesize(struct sonde_capture *c, sonde_emit_fn emit, void *
 	    .id_hdr_size = sonde_record_id_hdr_size(c->rec),
 	    .emit = emit,
 	    .ctx = ctx,
-	    .mmap_data = ro->callgraph == SONDE_CG_DWARF,
+	    .mmap_data = ro->callgraph == SONDE_CG_DWARF || ro->sample_addr,
+	    .namespaces = ro->namespaces,
 	};
 	int r;
 
@@ -90,6 +93,10 @@ int sonde_capture_synthesize(struct sonde_capture *c, sonde_emit_fn emit, void *
 	/* A thread's process is synthesized whole: perf does the same. */
 	for (size_t i = 0; r == 0 && i < ro->target.ntids; i++)
 		r = sonde_synth_process(&s, ro->target.tids[i]);
+	/* The workload, held at its gate, is known from its exec on; perf
+	 * gives it its namespaces from the start too. */
+	if (r == 0 && ro->namespaces && c->wl.pid > 0 && !ro->system_wide)
+		r = sonde_synth_namespaces(&s, c->wl.pid, c->wl.pid);
 	return r;
 }
 
@@ -115,6 +122,32 @@ static int drain(struct sonde_capture *c)
 	return r;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * --delay: the events start late.  Return: the milliseconds left before
+ * they do (the wait's timeout), or -1 once they run.
+ */
+static int delayed_start(struct sonde_capture *c)
+{
+	uint64_t now;
+
+	if (!c->enable_at)
+		return -1;
+	now = now_ms();
+	if (now < c->enable_at)
+		return (int)(c->enable_at - now);
+	c->enable_at = 0;
+	sonde_record_enable(c->rec);
+	return -1;
+}
+
 static void loop(struct sonde_capture *c)
 {
 	struct pollfd pfd[MAX_POLL + 1 + SONDE_CAPTURE_MAX_EXTRA];
@@ -135,7 +168,7 @@ static void loop(struct sonde_capture *c)
 	for (;;) {
 		struct timespec ts, *tsp = NULL;
 		bool extra_ready = false;
-		int pr;
+		int pr, delay = delayed_start(c);
 
 		if (c->o.stop_signal && *c->o.stop_signal) {
 			c->end = SONDE_CAPTURE_SIGNALED;
@@ -155,8 +188,12 @@ static void loop(struct sonde_capture *c)
 				break;
 			}
 		}
-		if (c->o.poll_timeout_ms > 0 || (workload && pidfd < 0 && !c->o.child_exited)) {
+		if (c->o.poll_timeout_ms > 0 || (workload && pidfd < 0 && !c->o.child_exited) ||
+		    delay >= 0) {
 			int ms = c->o.poll_timeout_ms > 0 ? c->o.poll_timeout_ms : 100;
+
+			if (delay >= 0 && (delay < ms || (c->o.poll_timeout_ms <= 0 && pidfd >= 0)))
+				ms = delay;
 
 			ts.tv_sec = ms / 1000;
 			ts.tv_nsec = (long)(ms % 1000) * 1000000;
@@ -208,7 +245,7 @@ int sonde_capture_run(struct sonde_capture *c)
 
 	/* System wide, the counters run before the workload execs, so its exec
 	 * COMM is recorded; a workload's own counters start at its exec. */
-	if (c->wl.pid <= 0 || c->o.rec.system_wide)
+	if (!c->o.delay_ms && (c->wl.pid <= 0 || c->o.rec.system_wide))
 		sonde_record_enable(c->rec);
 	if (c->wl.pid > 0) {
 		r = sonde_workload_start(&c->wl);
@@ -220,6 +257,9 @@ int sonde_capture_run(struct sonde_capture *c)
 		}
 		c->started = true;
 	}
+	/* --delay counts from the exec, as perf's does. */
+	if (c->o.delay_ms)
+		c->enable_at = now_ms() + c->o.delay_ms;
 	loop(c);
 	sonde_record_disable(c->rec);
 	if (c->wl.pid > 0 && c->status < 0) {

@@ -88,6 +88,16 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 		a->sample_stack_user = o->dwarf_size;
 		a->exclude_callchain_user = 1;
 	}
+	if (o->sample_addr)
+		a->sample_type |= PERF_SAMPLE_ADDR;
+	if (o->user_regs) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user |= o->user_regs;
+	}
+	if (o->intr_regs) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = o->intr_regs;
+	}
 	/* Sampling rate: the event's own term, then -c, then -F; tracepoints
 	 * and breakpoints default to every event. */
 	if (!(ev->flags & (SONDE_EVF_PERIOD | SONDE_EVF_FREQ))) {
@@ -111,10 +121,11 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 		a->read_format |= PERF_FORMAT_LOST;
 	a->disabled = 1;
 	a->inherit = !o->system_wide;
-	a->enable_on_exec = o->target.workload > 0 && !o->system_wide;
+	a->enable_on_exec = o->target.workload > 0 && !o->system_wide && !o->delayed;
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)((o->pages * (uint64_t)sysconf(_SC_PAGESIZE)) / 4);
 	if (ev == &dummy_event) {
+		a->enable_on_exec = o->target.workload > 0 && !o->system_wide;
 		a->freq = 0;
 		a->sample_period = 1; /* as perf's: a dummy never overflows */
 	}
@@ -128,7 +139,9 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 		/* An offline DWARF unwinder reads .eh_frame from the object's
 		 * read-only segment, which is not an executable mapping: without
 		 * mmap_data perf cannot unwind past the first frame. */
-		a->mmap_data = o->callgraph == SONDE_CG_DWARF;
+		a->mmap_data = o->callgraph == SONDE_CG_DWARF || o->sample_addr;
+		a->context_switch = o->switch_events;
+		a->namespaces = o->namespaces;
 	}
 }
 
@@ -198,7 +211,9 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 	r->o = *o;
 	r->nevents = o->events->n;
 	/* System wide, the side-band gets its own event (see dummy_event). */
-	r->track = o->system_wide ? r->nevents++ : 0;
+	/* With --delay the side-band can't wait for the events: it gets the
+	 * dummy too (perf adds one for initial_delay), running from the exec. */
+	r->track = o->system_wide || o->delayed ? r->nevents++ : 0;
 	r->build_ids = true;
 	r->lost_format = true;
 	if (sonde_read_u64("/proc/sys/kernel/perf_event_max_sample_rate", &r->max_freq) < 0)

@@ -512,6 +512,8 @@ static int synth_one(struct walk *w, pid_t pid)
 			if (ret < 0)
 				break;
 		}
+		if (s->namespaces && (ret = sonde_synth_namespaces(s, t.tgid, tid)) < 0)
+			break;
 		ret = emit_comm(w, tid, &t);
 		if (ret < 0)
 			break;

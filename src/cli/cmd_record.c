@@ -9,6 +9,7 @@
  * (workload exit or crash, Ctrl-C, SIGTERM, a write error) goes through the
  * same end: disable, final drain, features, close.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sonde/agent.h>
@@ -30,6 +32,7 @@
 #include <sonde/outfile.h>
 #include <sonde/perf_data.h>
 #include <sonde/record.h>
+#include <sonde/regs.h>
 #include <sonde/synth.h>
 #include <sonde/tracing_data.h>
 #include <sonde/vdso.h>
@@ -63,6 +66,16 @@ static const char record_usage[] =
 	"      --buildid-dir DIR  perf's build-id cache, where the [vdso] image is kept\n"
 	"                         (default ~/.debug)\n"
 	"  -N, --no-buildid-cache don't keep the [vdso] image there\n"
+	"  -B, --no-buildid       don't collect build ids of the objects with samples\n"
+	"  -T, --timestamp        sample times (always on: sonde's samples carry them)\n"
+	"  -d, --data             sample data addresses (and record data mappings)\n"
+	"      --switch-events    record context switches (PERF_RECORD_SWITCH)\n"
+	"      --namespaces       record the namespaces of new tasks\n"
+	"      --user-regs[=REGS] sample user registers (comma-separated, default all;\n"
+	"                         perf's names: --user-regs=? lists them)\n"
+	"      --intr-regs[=REGS] sample the registers at the interrupt (same names)\n"
+	"  -D, --delay MSECS      start the events MSECS after the command starts\n"
+	"      --max-size SIZE    stop when the records reach SIZE (B, K, M, G suffix)\n"
 	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
 	"                         capture on a target running sonde-agent (the command\n"
 	"                         runs there); the file is written here\n"
@@ -87,6 +100,12 @@ struct record_opts {
 	int kallsyms; /* -1 default, 0 no, 1 yes */
 	const char *buildid_dir; /* --buildid-dir */
 	bool no_buildid_cache;
+	bool no_buildid; /* -B */
+	bool sample_addr, switch_events, namespaces;
+	uint64_t user_regs, intr_regs;
+	unsigned int delay_ms;
+	uint64_t max_size; /* --max-size: bytes of records, 0: none */
+	bool size_reached;
 	int zlevel;   /* 0: no compression */
 	char **argv;
 	/* --target: the -e and --filter arguments go to the target as they are */
@@ -177,10 +196,51 @@ static int add_remote_spec(struct record_opts *o, const char *spec)
 	return 0;
 }
 
+/* perf's --user-regs/--intr-regs: names, or every register without any. */
+static int parse_regs(const char *opt, const char *arg, uint64_t *mask)
+{
+	char bad[32];
+	int r;
+
+	if (arg && !strcmp(arg, "?")) {
+		printf("available registers: %s\n", sonde_regs_list());
+		return -1;
+	}
+	r = sonde_regs_parse(arg, mask, bad, sizeof(bad));
+	if (r == -ENOTSUP)
+		return cli_usage_error("record", "%s: this build knows no registers of its machine",
+				       opt);
+	if (r < 0)
+		return cli_usage_error("record", "%s: unknown register '%s' (available: %s)", opt,
+				       bad, sonde_regs_list());
+	return 0;
+}
+
+/* perf's size argument: a number with an optional B, K, M or G. */
+static int parse_size(const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(arg, &end, 10);
+	unsigned int shift = 0;
+
+	if (end == arg || arg[0] == '-')
+		return -EINVAL;
+	if (*end && strchr("BbKkMmGg", *end)) {
+		const char *units = "BKMG";
+
+		shift = (unsigned int)(strchr(units, toupper((unsigned char)*end)) - units) * 10;
+		end++;
+	}
+	if (*end || !v || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
 	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR,
-	       OPT_BUILDID_DIR };
+	       OPT_BUILDID_DIR, OPT_SWITCH, OPT_NS, OPT_UREGS, OPT_IREGS, OPT_MAX_SIZE };
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
 		{"filter", required_argument, NULL, OPT_FILTER},
@@ -198,6 +258,15 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
 		{"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 		{"no-buildid-cache", no_argument, NULL, 'N'},
+		{"no-buildid", no_argument, NULL, 'B'},
+		{"timestamp", no_argument, NULL, 'T'},
+		{"data", no_argument, NULL, 'd'},
+		{"switch-events", no_argument, NULL, OPT_SWITCH},
+		{"namespaces", no_argument, NULL, OPT_NS},
+		{"user-regs", optional_argument, NULL, OPT_UREGS},
+		{"intr-regs", optional_argument, NULL, OPT_IREGS},
+		{"delay", required_argument, NULL, 'D'},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
 		{"token", required_argument, NULL, OPT_TOKEN_STR},
@@ -213,7 +282,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
 			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::Nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::NBTdD:h", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TARGET:
 			o->target = optarg;
@@ -324,6 +393,40 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		case 'N':
 			o->no_buildid_cache = true;
 			break;
+		case 'B':
+			o->no_buildid = true;
+			break;
+		case 'T':
+			break; /* every sample has its time already */
+		case 'd':
+			o->sample_addr = true;
+			break;
+		case OPT_SWITCH:
+			o->switch_events = true;
+			break;
+		case OPT_NS:
+			o->namespaces = true;
+			break;
+		case OPT_UREGS:
+		case OPT_IREGS:
+			if ((r = parse_regs(c == OPT_UREGS ? "--user-regs" : "--intr-regs", optarg,
+					    c == OPT_UREGS ? &o->user_regs : &o->intr_regs)) != 0)
+				return r;
+			break;
+		case 'D': {
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 0 || v > 24L * 3600 * 1000)
+				return cli_usage_error("record", "--delay takes milliseconds (0 or more; "
+								 "perf's -1 needs --control, which sonde lacks)");
+			o->delay_ms = (unsigned int)v;
+			break;
+		}
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, &o->max_size) < 0)
+				return cli_usage_error("record", "--max-size takes a size such as 100M, "
+								 "not '%s'", optarg);
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			return -1;
@@ -378,6 +481,7 @@ struct capture {
 	bool interrupted; /* stopped by a signal */
 	bool captured;    /* the capture ran: the file is worth keeping */
 	int write_err;
+	time_t size_reached_at; /* --max-size: when the command got SIGTERM */
 };
 
 static int declare_events(struct capture *c)
@@ -495,7 +599,7 @@ static int finish_file(struct capture *c, struct summary *sum)
 		r = sonde_record_end_features(c->w, c->rec, cli_roots(c->cli)->tracefs,
 					      o->kallsyms < 0 ? o->all_cpus : o->kallsyms);
 	/* The pass re-reads the file: a stream has no build-id table (as perf's). */
-	if (c->captured && !c->write_err && !c->of.stream) {
+	if (c->captured && !c->write_err && !c->of.stream && !o->no_buildid) {
 		struct sonde_record_bids found;
 		int b = sonde_record_build_ids(c->w, path, "/sys", &found);
 
@@ -537,6 +641,29 @@ static int finish_file(struct capture *c, struct summary *sum)
 	/* After a write error the file holds fewer samples than were captured. */
 	sum->samples = ret != EXIT_OK && !c->of.stream ? samples_in(path) : -1;
 	return ret;
+}
+
+/*
+ * --max-size: after each pass, once the records reach the cap, stop as
+ * perf does: the command gets SIGTERM (sonde record then exits with its
+ * status, 143, like perf), the capture itself stops (-a, -p), and a
+ * command still running a second later is stopped for good.
+ */
+static int size_reached(void *ctx)
+{
+	struct capture *c = ctx;
+	struct timespec now;
+
+	if (sonde_pd_writer_file_data_size(c->w) < c->o->max_size)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!c->o->size_reached) {
+		c->o->size_reached = true;
+		c->size_reached_at = now.tv_sec;
+		if (c->cap.wl.pid > 0 && kill(c->cap.wl.pid, SIGTERM) == 0)
+			return 0;
+	}
+	return c->cap.wl.pid <= 0 || now.tv_sec > c->size_reached_at;
 }
 
 static int run_capture(struct capture *c, int argc, char **argv)
@@ -596,6 +723,16 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	co.rec.pages = o->pages;
 	co.rec.filters = (const char *const *)o->filters;
 	co.rec.system_wide = o->all_cpus;
+	co.rec.sample_addr = o->sample_addr;
+	co.rec.switch_events = o->switch_events;
+	co.rec.namespaces = o->namespaces;
+	co.rec.user_regs = o->user_regs;
+	co.rec.intr_regs = o->intr_regs;
+	co.delay_ms = o->delay_ms;
+	if (o->max_size) {
+		co.on_pass = size_reached;
+		co.ctx = c;
+	}
 	co.argv = o->argv;
 	co.sink = writer_sink;
 	co.sink_ctx = c->w;
@@ -736,6 +873,13 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		ret = ret < 0 ? EXIT_OK : ret;
 		goto out;
 	}
+	if (o.target && (o.sample_addr || o.switch_events || o.namespaces || o.user_regs ||
+			 o.intr_regs || o.delay_ms || o.max_size || o.no_buildid)) {
+		ret = cli_usage_error("record", "-B, -d, -D, --switch-events, --namespaces, "
+						"--user-regs, --intr-regs and --max-size don't go "
+						"to a --target agent yet");
+		goto out;
+	}
 	if (o.target) {
 		ret = run_remote(&o, argc, argv);
 		goto out;
@@ -753,6 +897,9 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	} else {
 		sonde_outfile_abort(&c.of);
 	}
+	if (c.captured && o.size_reached)
+		fprintf(stderr, "[ sonde record: size limit reached (%llu KB), stopping the capture ]\n",
+			(unsigned long long)(o.max_size >> 10));
 	if (c.captured)
 		print_summary(&c, &sum);
 	if (ret == EXIT_OK && o.argv)

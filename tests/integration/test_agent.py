@@ -799,7 +799,13 @@ def test_remote_vdso_kept_in_the_cache(agent_factory, tmp_path):
     assert os.readlink(home / ".debug" / ".build-id" / bid[:2] / bid[2:]) == f"../../[vdso]/{bid}"
     rep = run(["perf", "report", "-i", str(out), "--stdio", "--no-children", "--sort", "dso,sym"],
               env=env).stdout
-    assert re.search(r"^\s+[5-9]\d\.\d+%\s+\[vdso\]\s+\[\.\] __vdso_clock_gettime$", rep, re.M), rep
+    # Named from the cached image (the kernel's vDSO may keep its hot loop
+    # outside the symbol: 6.18's does, so no share is asserted), and sonde
+    # report's rows are perf's.
+    assert re.search(r"^\s+\d+\.\d+%\s+\[vdso\]\s+\[\.\] __vdso_clock_gettime$", rep, re.M), rep
+    ours = sonde("report", "-i", str(out), "--stdio", "--sort", "dso,sym", env=env).stdout
+    rows = lambda text: [ln.split() for ln in text.splitlines() if ln.strip() and ln[0] != "#"]
+    assert rows(ours)[:5] == rows(rep)[:5], (ours, rep)
     a = json.loads(sonde("annotate", "-i", str(out), "--json", "__vdso_clock_gettime",
                          env=env).stdout)
     assert os.path.realpath(a["symbols"][0]["symbol_file"]) == str(image)

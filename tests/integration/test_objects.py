@@ -201,6 +201,14 @@ def test_samples_at_exec_time_keep_the_old_image(tmp_path):
         assert mine.get(key) == pct, (key, mine.get(key), pct)
 
 
+GETTIME = ("[vdso]", "[.]", "__vdso_clock_gettime")
+
+
+def vdso_rows(rows):
+    """{(dso, level, sym): percent} of the [vdso] rows of a --sort dso,sym report."""
+    return {k: p for k, p in rows if k[0] == "[vdso]"}
+
+
 @pytest.fixture(scope="module")
 def vdso_captures(tmp_path_factory):
     """vdso_loop (clock_gettime in a loop: nearly all its time in the vDSO)
@@ -230,14 +238,18 @@ def test_vdso_is_resolved(vdso_captures, who, home):
     args = ("--sort", "dso,sym")
     mine = dict(sonde_rows(data, *args, env=env))
     theirs = perf_rows(data, *args, env=dict(env, HOME=str(d / "home")))
-    top = max(theirs, key=lambda kp: kp[1])
-    assert top[0] == ("[vdso]", "[.]", "__vdso_clock_gettime") and top[1] > 50, theirs
-    assert mine.get(top[0]) == top[1], (mine, top)
+    # Nearly all the time is in the vDSO (where in it depends on the kernel:
+    # 6.18's keeps its hot loop outside __vdso_clock_gettime), and every
+    # vDSO row, named or not, is perf's.
+    vdso = vdso_rows(theirs)
+    assert sum(vdso.values()) > 50 and GETTIME in vdso, theirs
+    for key, pct in vdso.items():
+        assert mine.get(key) == pct, (key, mine.get(key), pct)
     a = json.loads(sonde("annotate", "-i", str(data), "--json", "__vdso_clock_gettime",
                          env=env).stdout)
     where = a["symbols"][0]["symbol_file"]
     assert where.endswith("/vdso") if home == "home" else where == "[vdso] of this kernel", where
-    assert a["symbols"][0]["total"][0]["samples"] > 100
+    assert a["symbols"][0]["total"][0]["samples"] > 0
 
 
 def cache_entries(home):
@@ -267,10 +279,10 @@ def test_record_keeps_the_vdso(vdso_captures, tmp_path):
     where = a["symbols"][0]["symbol_file"]  # through the .build-id link
     assert os.path.realpath(where) == str(d / "shome" / ".debug" / "[vdso]" / bid / "vdso"), where
     theirs = perf_rows(d / "s.data", "--sort", "dso,sym", env=dict(env, HOME=str(d / "shome")))
-    top = max(theirs, key=lambda kp: kp[1])
-    assert top[0] == ("[vdso]", "[.]", "__vdso_clock_gettime") and top[1] > 50, theirs
-    assert perf_rows(d / "s.data", "--sort", "dso,sym", env=dict(env, HOME=str(d / "empty"))
-                     )[0][0][2].startswith("0x")  # perf needs the cache
+    assert GETTIME in vdso_rows(theirs), theirs
+    # perf needs the cache: without it the vDSO has no names.
+    assert GETTIME not in vdso_rows(perf_rows(d / "s.data", "--sort", "dso,sym",
+                                              env=dict(env, HOME=str(d / "empty"))))
     # --buildid-dir puts it elsewhere; -N (perf's --no-buildid-cache) nowhere.
     home, other = tmp_path / "h", tmp_path / "cache"
     home.mkdir()
