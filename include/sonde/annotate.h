@@ -3,8 +3,8 @@
  * Annotate: which instructions and source lines of a function the samples
  * hit, per event, side by side (sonde annotate; perf annotate's job).
  *
- * Two steps.  During the report pass (sonde_report_build() with the
- * accumulator attached through sonde_report_opts.on_leaf), every kept
+ * Two steps.  During the report pass (sonde_report_build() with
+ * sonde_annotate_tool among its tools), every kept
  * sample's leaf frame is counted per (symbol, object address) for the
  * symbols asked for, by name or by id, or for every symbol when none was
  * asked (the hottest are picked afterwards).  Then, per chosen symbol,
@@ -47,8 +47,9 @@ int sonde_annotate_new(struct sonde_annotate **out, size_t nevents,
 		       const struct sonde_annotate_opts *o);
 void sonde_annotate_free(struct sonde_annotate *an);
 
-/* Points @ro's on_leaf hook at @an, so the report pass fills it. */
-void sonde_annotate_attach(struct sonde_annotate *an, struct sonde_report_opts *ro);
+struct sonde_tool;
+/* The accumulator as a tool of the report pass: ctx is the struct sonde_annotate. */
+extern const struct sonde_tool sonde_annotate_tool;
 
 /**
  * sonde_annotate_hottest() - the symbols with samples, hottest first

@@ -33,11 +33,13 @@ struct sonde_pd_walk_stats {
 /**
  * sonde_pd_walk_ordered() - deliver every record of @r in time order
  * @progress: optional, called now and then with the file offset reached
+ * @round: optional, called after the records each FINISHED_ROUND released
+ *	   were delivered (perf_tool's finished_round); non-zero stops the walk
  * Return: 0, or the first error (the reader's or the callback's); the
  * reader's message says where.
  */
 int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver, void *ctx,
-			  void (*progress)(void *ctx, uint64_t offset),
+			  void (*progress)(void *ctx, uint64_t offset), int (*round)(void *ctx),
 			  struct sonde_pd_walk_stats *stats);
 
 #endif

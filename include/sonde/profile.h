@@ -98,6 +98,19 @@ void sonde_profile_free(struct sonde_profile *p);
 int sonde_profile_add(struct sonde_profile *p, size_t event, uint64_t period, uint32_t comm,
 		      uint32_t pid, const struct sonde_frame *frames, size_t nframes);
 
+struct sonde_tool;
+
+/*
+ * The profile as a tool of a session pass: at the pass's start it makes
+ * @profile with @opts (nevents: the session's events), then adds every
+ * sample the filters keep.  The caller frees @profile.
+ */
+struct sonde_profile_tool {
+	struct sonde_profile_opts opts;
+	struct sonde_profile *profile;
+};
+extern const struct sonde_tool sonde_profile_tool; /* ctx: struct sonde_profile_tool */
+
 /* Totals of event @ev over every sample added. */
 struct sonde_counts sonde_profile_total(const struct sonde_profile *p, size_t ev);
 

@@ -46,7 +46,7 @@ int sonde_report_print_html(FILE *out, const struct sonde_report *rep,
 
 /**
  * sonde_report_section() - the events of section @s of a view
- * @evs: receives them (room for rep->nevents); the first orders the rows,
+ * @evs: receives them (room for rep->ses->nevents); the first orders the rows,
  *	 the others are side by side after it
  * Return: how many, 0 when there is no section @s.
  */

@@ -56,4 +56,8 @@ int sonde_schedlat_add(struct sonde_schedlat *sl, const void *raw, size_t size, 
 size_t sonde_schedlat_rows(struct sonde_schedlat *sl, uint32_t (*comm)(void *ctx, uint32_t tid),
 			   void *ctx, bool merge, const struct sonde_schedlat_row **rows);
 
+struct sonde_tool;
+/* The analysis as a tool of a session pass: ctx is the struct sonde_schedlat. */
+extern const struct sonde_tool sonde_schedlat_tool;
+
 #endif

@@ -12,7 +12,8 @@
 
 #include <stdio.h>
 
-#include <sonde/report.h>
+#include <sonde/session.h>
+#include <sonde/tool.h>
 #include <sonde/tpdecode.h>
 
 /* -F fields (perf script's names). */
@@ -50,15 +51,15 @@ struct sonde_script_print {
 };
 
 /* Return: 0, or -EIO when writing failed. */
-int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_report *rep,
-			    const struct sonde_report_sample *rs);
+int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_session *ses,
+			    const struct sonde_tool_sample *rs);
 /*
  * One JSON object and a newline: event, comm, pid, tid, cpu, time (seconds)
  * and time_ns, period, ip/sym/dso, "fields" (tracepoint fields by name:
  * numbers, strings, arrays of numbers), "trace" (the print format's text)
  * and "callchain" (objects of ip, sym, symoff, dso).  With -F, only those.
  */
-int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_report *rep,
-			    const struct sonde_report_sample *rs);
+int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_session *ses,
+			    const struct sonde_tool_sample *rs);
 
 #endif

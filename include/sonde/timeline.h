@@ -64,6 +64,11 @@ struct sonde_tl_cell {
 };
 
 int sonde_timeline_new(struct sonde_timeline **out, size_t nevents);
+
+struct sonde_tool;
+/* The timeline as a tool of a session pass: ctx is a struct sonde_timeline **
+ * that the pass's start fills with a new timeline (the caller frees it). */
+extern const struct sonde_tool sonde_timeline_tool;
 void sonde_timeline_free(struct sonde_timeline *tl);
 
 /**

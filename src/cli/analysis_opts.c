@@ -39,12 +39,12 @@ int cli_pick_event(const char *cmd, const char *spec, const struct sonde_report 
 	if (!spec)
 		return 0;
 	n = strtoul(spec, &end, 10);
-	if (!*end && n < rep->nevents) {
+	if (!*end && n < rep->ses->nevents) {
 		*ev = n;
 		return 0;
 	}
-	for (size_t i = 0; i < rep->nevents; i++)
-		if (!strcmp(rep->event_names[i], spec)) {
+	for (size_t i = 0; i < rep->ses->nevents; i++)
+		if (!strcmp(rep->ses->event_names[i], spec)) {
 			*ev = i;
 			return 0;
 		}
@@ -80,12 +80,12 @@ const char *cli_kallsyms_cache_dir(void)
 	return n > 0 && (size_t)n < sizeof(buf) ? buf : NULL;
 }
 
-void cli_warn_objects(const struct sonde_report *rep)
+void cli_warn_objects(const struct sonde_session *ses)
 {
 	char line[1024];
 
-	for (size_t i = 0; i < sonde_symtab_nr_dsos(rep->symtab); i++) {
-		const char *w = sonde_dso_warning(sonde_symtab_dso(rep->symtab, (uint32_t)i), line,
+	for (size_t i = 0; i < sonde_symtab_nr_dsos(ses->symtab); i++) {
+		const char *w = sonde_dso_warning(sonde_symtab_dso(ses->symtab, (uint32_t)i), line,
 						  sizeof(line));
 
 		if (w)

@@ -31,6 +31,6 @@ const char *cli_buildid_dir(const char *opt);
 const char *cli_kallsyms_cache_dir(void);
 /* One warning line per object whose samples stay unresolved for a reason the
  * user must know (a file rebuilt since the capture). */
-void cli_warn_objects(const struct sonde_report *rep);
+void cli_warn_objects(const struct sonde_session *ses);
 
 #endif

@@ -175,19 +175,19 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			r = cli_add_list(&c->dsos, optarg);
 			break;
 		case 'k':
-			c->ro.sym.vmlinux = optarg;
+			c->ro.ses.sym.vmlinux = optarg;
 			break;
 		case OPT_SYMFS:
-			c->ro.sym.symfs = optarg;
+			c->ro.ses.sym.symfs = optarg;
 			break;
 		case OPT_BUILDID_DIR:
-			c->ro.sym.buildid_dir = optarg;
+			c->ro.ses.sym.buildid_dir = optarg;
 			break;
 		case OPT_DEBUG_DIR:
 			r = sonde_strlist_add(&c->debug_dirs, optarg);
 			break;
 		case OPT_MODULES_DIR:
-			c->ro.sym.modules_dir = optarg;
+			c->ro.ses.sym.modules_dir = optarg;
 			break;
 		case OPT_IMAGE:
 			if (!strchr(optarg, '='))
@@ -196,11 +196,11 @@ static int parse(int argc, char **argv, struct annotate_cli *c)
 			r = sonde_strlist_add(&c->images, optarg);
 			break;
 		case OPT_NO_UNWIND:
-			c->ro.no_unwind = true;
+			c->ro.ses.no_unwind = true;
 			break;
 		case OPT_DEMANGLE:
 		case OPT_NO_DEMANGLE:
-			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			c->ro.ses.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -239,8 +239,8 @@ static long choose(const struct annotate_cli *c, const struct sonde_report *rep,
 		return -1;
 	}
 	for (size_t i = 0; i < c->nids; i++) {
-		const struct sonde_symbol *s = c->ids[i] < sonde_symtab_nr_symbols(rep->symtab)
-						   ? sonde_symtab_symbol(rep->symtab, c->ids[i])
+		const struct sonde_symbol *s = c->ids[i] < sonde_symtab_nr_symbols(rep->ses->symtab)
+						   ? sonde_symtab_symbol(rep->ses->symtab, c->ids[i])
 						   : NULL;
 		if (!s) {
 			cli_error("no symbol id %u in %s (ids come from `sonde report --json` on "
@@ -289,7 +289,7 @@ static int show(struct annotate_cli *c, struct sonde_report *rep, const struct s
 	    .no_source = c->view == SONDE_ANNOTATE_ASM,
 	};
 	struct sonde_annotate_print_opts po = {
-	    .event_names = rep->event_names,
+	    .event_names = rep->ses->event_names,
 	    .view = c->view,
 	    .sort_hot = c->sort_hot,
 	    .file = c->input,
@@ -348,40 +348,43 @@ static int run(struct annotate_cli *c)
 	 * resolved by the pass (symbol ids depend on it), not aggregated. */
 	c->ro.keys[0] = SONDE_SORT_SYM;
 	c->ro.nkeys = 1;
-	c->ro.comms = (const char *const *)c->comms.v;
-	c->ro.ncomms = c->comms.n;
-	c->ro.pids = c->pids;
-	c->ro.npids = c->npids;
-	c->ro.dsos = (const char *const *)c->dsos.v;
-	c->ro.ndsos = c->dsos.n;
-	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
-	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
-	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
-	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
-	c->ro.sym.images = (const char *const *)c->images.v;
-	c->ro.sym.nr_images = c->images.n;
+	c->ro.ses.filter.comms = (const char *const *)c->comms.v;
+	c->ro.ses.filter.ncomms = c->comms.n;
+	c->ro.ses.filter.pids = c->pids;
+	c->ro.ses.filter.npids = c->npids;
+	c->ro.ses.filter.dsos = (const char *const *)c->dsos.v;
+	c->ro.ses.filter.ndsos = c->dsos.n;
+	c->ro.ses.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
+	c->ro.ses.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.ses.sym.buildid_dir = cli_buildid_dir(c->ro.ses.sym.buildid_dir);
+	c->ro.ses.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
+	c->ro.ses.sym.images = (const char *const *)c->images.v;
+	c->ro.ses.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {
-		c->ro.progress = cli_progress;
-		c->ro.progress_ctx = (void *)"annotate";
+		c->ro.ses.progress = cli_progress;
+		c->ro.ses.progress_ctx = (void *)"annotate";
 	}
 	if ((ret = sonde_annotate_new(&an, sonde_pd_reader_nr_attrs(r), &ao))) {
 		cli_error("%s", sonde_strerror(ret));
 		sonde_pd_reader_close(r);
 		return EXIT_FAIL;
 	}
-	sonde_annotate_attach(an, &c->ro);
+	struct sonde_tool_slot slot = {&sonde_annotate_tool, an};
+
+	c->ro.tools = &slot;
+	c->ro.ntools = 1;
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
-	if (c->ro.progress)
+	if (c->ro.ses.progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (ret) {
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
 		ret = EXIT_FAIL;
 	} else {
-		if (!c->quiet && (rep->lost || rep->lost_samples))
+		if (!c->quiet && (rep->ses->lost || rep->ses->lost_samples))
 			cli_warn("%llu samples were lost during the capture",
-				 (unsigned long long)(rep->lost + rep->lost_samples));
+				 (unsigned long long)(rep->ses->lost + rep->ses->lost_samples));
 		if (!c->quiet)
-			cli_warn_objects(rep);
+			cli_warn_objects(rep->ses);
 		ret = show(c, rep, an, r);
 	}
 	sonde_report_free(rep);

@@ -221,19 +221,19 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			r = cli_add_list(&c->dsos, optarg);
 			break;
 		case 'k':
-			c->ro.sym.vmlinux = optarg;
+			c->ro.ses.sym.vmlinux = optarg;
 			break;
 		case OPT_SYMFS:
-			c->ro.sym.symfs = optarg;
+			c->ro.ses.sym.symfs = optarg;
 			break;
 		case OPT_BUILDID_DIR:
-			c->ro.sym.buildid_dir = optarg;
+			c->ro.ses.sym.buildid_dir = optarg;
 			break;
 		case OPT_DEBUG_DIR:
 			r = sonde_strlist_add(&c->debug_dirs, optarg);
 			break;
 		case OPT_MODULES_DIR:
-			c->ro.sym.modules_dir = optarg;
+			c->ro.ses.sym.modules_dir = optarg;
 			break;
 		case OPT_IMAGE:
 			if (!strchr(optarg, '='))
@@ -242,17 +242,17 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			r = sonde_strlist_add(&c->images, optarg);
 			break;
 		case OPT_NO_UNWIND:
-			c->ro.no_unwind = true;
+			c->ro.ses.no_unwind = true;
 			break;
 		case OPT_DEMANGLE:
 		case OPT_NO_DEMANGLE:
-			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			c->ro.ses.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case OPT_NO_INLINE:
-			c->ro.inline_frames = -1;
+			c->ro.ses.inline_frames = -1;
 			break;
 		case OPT_INLINE:
-			c->ro.inline_frames = 1;
+			c->ro.ses.inline_frames = 1;
 			break;
 		case 'v':
 			c->verbose = true;
@@ -295,33 +295,33 @@ static void warn_capture(const struct report_cli *c, const struct sonde_report *
 	 * report's "Total Lost Samples"); LOST records count the same losses
 	 * again, per ring, so they only speak for files without the former.
 	 */
-	if (rep->lost_samples)
+	if (rep->ses->lost_samples)
 		cli_warn("%llu samples were lost during the capture (the report undercounts)",
-			 (unsigned long long)rep->lost_samples);
-	else if (rep->lost)
+			 (unsigned long long)rep->ses->lost_samples);
+	else if (rep->ses->lost)
 		cli_warn("%llu events were lost in %llu chunks during the capture (the report "
 			 "undercounts)",
-			 (unsigned long long)rep->lost, (unsigned long long)rep->lost_chunks);
-	if (!rep->walk.samples)
+			 (unsigned long long)rep->ses->lost, (unsigned long long)rep->ses->lost_chunks);
+	if (!rep->ses->walk.samples)
 		cli_warn("%s has no samples", c->input);
-	if (rep->throttled)
+	if (rep->ses->throttled)
 		cli_warn("the kernel throttled sampling %llu times (lower -F or raise "
 			 "kernel.perf_event_max_sample_rate)",
-			 (unsigned long long)rep->throttled);
-	cli_warn_objects(rep);
-	if (rep->walk.undecodable)
+			 (unsigned long long)rep->ses->throttled);
+	cli_warn_objects(rep->ses);
+	if (rep->ses->walk.undecodable)
 		cli_warn("%llu records could not be decoded and were skipped",
-			 (unsigned long long)rep->walk.undecodable);
-	if (rep->unwind_failed)
+			 (unsigned long long)rep->ses->walk.undecodable);
+	if (rep->ses->unwind_failed)
 		cli_warn("%llu of %llu user stacks could not be unwound",
-			 (unsigned long long)rep->unwind_failed,
-			 (unsigned long long)(rep->unwind_failed + rep->unwound));
+			 (unsigned long long)rep->ses->unwind_failed,
+			 (unsigned long long)(rep->ses->unwind_failed + rep->ses->unwound));
 }
 
 static void verbose_symbols(const struct sonde_report *rep)
 {
-	for (size_t i = 0; i < sonde_symtab_nr_dsos(rep->symtab); i++) {
-		const struct sonde_dso *d = sonde_symtab_dso(rep->symtab, (uint32_t)i);
+	for (size_t i = 0; i < sonde_symtab_nr_dsos(rep->ses->symtab); i++) {
+		const struct sonde_dso *d = sonde_symtab_dso(rep->ses->symtab, (uint32_t)i);
 		const char *log = sonde_dso_search_log(d);
 
 		if (log)
@@ -353,6 +353,7 @@ static int run(struct report_cli *c)
 	struct sonde_pd_reader *r = NULL;
 	struct sonde_report *rep = NULL;
 	struct sonde_annotate *an = NULL;
+	struct sonde_tool_slot slot;
 	struct sonde_annotate_build_opts abo = {0};
 	struct sonde_errmsg err = {{0}};
 	struct sonde_print_opts po = {.callchain_limit = c->callchain_limit, .header = true};
@@ -392,21 +393,21 @@ static int run(struct report_cli *c)
 			c->ro.callchains = false;
 		}
 	}
-	c->ro.comms = (const char *const *)c->comms.v;
-	c->ro.ncomms = c->comms.n;
-	c->ro.pids = c->pids;
-	c->ro.npids = c->npids;
-	c->ro.dsos = (const char *const *)c->dsos.v;
-	c->ro.ndsos = c->dsos.n;
-	c->ro.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
-	c->ro.sym.nr_debug_dirs = c->debug_dirs.n;
-	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
-	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
-	c->ro.sym.images = (const char *const *)c->images.v;
-	c->ro.sym.nr_images = c->images.n;
+	c->ro.ses.filter.comms = (const char *const *)c->comms.v;
+	c->ro.ses.filter.ncomms = c->comms.n;
+	c->ro.ses.filter.pids = c->pids;
+	c->ro.ses.filter.npids = c->npids;
+	c->ro.ses.filter.dsos = (const char *const *)c->dsos.v;
+	c->ro.ses.filter.ndsos = c->dsos.n;
+	c->ro.ses.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
+	c->ro.ses.sym.nr_debug_dirs = c->debug_dirs.n;
+	c->ro.ses.sym.buildid_dir = cli_buildid_dir(c->ro.ses.sym.buildid_dir);
+	c->ro.ses.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
+	c->ro.ses.sym.images = (const char *const *)c->images.v;
+	c->ro.ses.sym.nr_images = c->images.n;
 	if (isatty(STDERR_FILENO) && !c->quiet) {
-		c->ro.progress = cli_progress;
-		c->ro.progress_ctx = (void *)"report";
+		c->ro.ses.progress = cli_progress;
+		c->ro.ses.progress_ctx = (void *)"report";
 	}
 	/* The page's Code view: sonde annotate's per-instruction counts of every symbol. */
 	if (c->html) {
@@ -419,10 +420,12 @@ static int run(struct report_cli *c)
 			sonde_pd_reader_close(r);
 			return EXIT_FAIL;
 		}
-		sonde_annotate_attach(an, &c->ro);
+		slot = (struct sonde_tool_slot){&sonde_annotate_tool, an};
+		c->ro.tools = &slot;
+		c->ro.ntools = 1;
 	}
 	ret = sonde_report_build(&rep, r, &c->ro, &err);
-	if (c->ro.progress)
+	if (c->ro.ses.progress)
 		fprintf(stderr, "\r%40s\r", "");
 	if (ret) {
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
@@ -440,7 +443,7 @@ static int run(struct report_cli *c)
 		po.group = c->group;
 		po.one_event = c->sort_event && !c->group;
 		/* Side by side, a samples column per event tells the events apart. */
-		po.show_samples = c->show_samples || (c->group && rep->nevents > 1);
+		po.show_samples = c->show_samples || (c->group && rep->ses->nevents > 1);
 		po.file = c->input;
 		if (c->html) {
 			abo.arch = sonde_pd_reader_features(r)->arch;

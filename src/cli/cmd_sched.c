@@ -2,8 +2,8 @@
 /*
  * sonde sched latency: per-task wakeup-to-run delays of a capture with
  * sched tracepoints (`sonde record -e sched:sched_switch,sched:sched_wakeup`
- * or `perf sched record`).  One report pass with a per-sample hook feeds
- * the decode layer's analysis; the table has perf sched latency's columns.
+ * or `perf sched record`).  One session pass with the decode layer's
+ * schedlat tool; the table has perf sched latency's columns.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include <sonde/perf_data.h>
-#include <sonde/report.h>
+#include <sonde/session.h>
 #include <sonde/schedlat.h>
 #include <sonde/tpdecode.h>
 
@@ -38,17 +38,6 @@ struct sched_cli {
 	struct sonde_machine *machine;
 };
 
-static int on_sample(void *ctx, const struct sonde_report *rep,
-		     const struct sonde_report_sample *rs)
-{
-	struct sched_cli *c = ctx;
-
-	(void)rep;
-	if (!rs->s->raw)
-		return 0;
-	return sonde_schedlat_add(c->sl, rs->s->raw, rs->s->raw_size, rs->s->time, rs->s->cpu);
-}
-
 static uint32_t comm_of(void *ctx, uint32_t tid)
 {
 	struct sched_cli *c = ctx;
@@ -62,7 +51,7 @@ static void print_ms(const char *label, uint64_t ns)
 	printf(" %s%8.3f ms |", label, (double)ns / 1e6);
 }
 
-static void print_rows(struct sched_cli *c, const struct sonde_report *rep)
+static void print_rows(struct sched_cli *c, const struct sonde_session *rep)
 {
 	static const char dashes[] = "------------------------------------------------------------"
 				     "------------------------------------------------------------"
@@ -106,10 +95,10 @@ static void print_rows(struct sched_cli *c, const struct sonde_report *rep)
 static int latency(struct sched_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
-	struct sonde_report *rep = NULL;
+	struct sonde_session *ses = NULL;
 	struct sonde_tp_decoder *tp = NULL;
 	struct sonde_errmsg err = {{0}};
-	struct sonde_report_opts ro = {.nkeys = 1, .keys = {SONDE_SORT_SYM}, .no_unwind = true};
+	struct sonde_session_opts so = {.no_unwind = true};
 	int ret;
 
 	if ((ret = sonde_pd_reader_open(&r, c->input, &err))) {
@@ -127,20 +116,19 @@ static int latency(struct sched_cli *c)
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
 	if (ret)
 		goto out;
-	ro.on_sample = on_sample;
-	ro.sample_ctx = c;
-	ro.no_profile = true;
-	if ((ret = sonde_report_build(&rep, r, &ro, &err))) {
+	struct sonde_tool_slot slot = {&sonde_schedlat_tool, c->sl};
+
+	if ((ret = sonde_session_run(&ses, r, &so, &slot, 1, &err))) {
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
 		goto out;
 	}
-	if (!c->quiet && (rep->lost || rep->lost_samples))
+	if (!c->quiet && (ses->lost || ses->lost_samples))
 		cli_warn("%llu events were lost during the capture: latencies may be wrong",
-			 (unsigned long long)(rep->lost + rep->lost_samples));
-	c->machine = rep->machine;
-	print_rows(c, rep);
+			 (unsigned long long)(ses->lost + ses->lost_samples));
+	c->machine = ses->machine;
+	print_rows(c, ses);
 out:
-	sonde_report_free(rep);
+	sonde_session_free(ses);
 	sonde_schedlat_free(c->sl);
 	sonde_tp_decoder_free(tp);
 	sonde_pd_reader_close(r);

@@ -67,10 +67,9 @@ struct script_cli {
 	struct sonde_cpulist cpus;
 	bool has_time;
 	uint64_t t_start, t_end;
-	struct sonde_report_opts ro;
+	struct sonde_session_opts so;
 	/* the pass */
 	struct sonde_script_print pr;
-	bool *event_kept; /* [nevents] */
 	struct sonde_iostat *io;
 	uint64_t *ev_counts;	   /* [nevents] */
 	struct sonde_u32map procs; /* (event << 22 | pid) -> index in pcounts */
@@ -212,23 +211,23 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			c->mode = MODE_IO;
 			break;
 		case 'k':
-			c->ro.sym.vmlinux = optarg;
+			c->so.sym.vmlinux = optarg;
 			break;
 		case OPT_SYMFS:
-			c->ro.sym.symfs = optarg;
+			c->so.sym.symfs = optarg;
 			break;
 		case OPT_DEMANGLE:
 		case OPT_NO_DEMANGLE:
-			c->ro.sym.no_demangle = o == OPT_NO_DEMANGLE;
+			c->so.sym.no_demangle = o == OPT_NO_DEMANGLE;
 			break;
 		case OPT_BUILDID_DIR:
-			c->ro.sym.buildid_dir = optarg;
+			c->so.sym.buildid_dir = optarg;
 			break;
 		case OPT_INLINE:
-			c->ro.inline_frames = 1;
+			c->so.inline_frames = 1;
 			break;
 		case OPT_NO_INLINE:
-			c->ro.inline_frames = -1;
+			c->so.inline_frames = -1;
 			break;
 		case 'q':
 			c->quiet = true;
@@ -249,23 +248,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	return 0;
 }
 
-static bool has_u32(const uint32_t *v, size_t n, uint32_t x)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-static bool has_cpu(const struct sonde_cpulist *l, uint32_t cpu)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if ((uint32_t)l->cpus[i] == cpu)
-			return true;
-	return false;
-}
-
-static int count_proc(struct script_cli *c, const struct sonde_report_sample *rs)
+static int count_proc(struct script_cli *c, const struct sonde_tool_sample *rs)
 {
 	uint32_t key = (uint32_t)(rs->event << 22) | (rs->s->pid & 0x3fffff), i;
 	struct proc_count *pc;
@@ -293,21 +276,17 @@ static int count_proc(struct script_cli *c, const struct sonde_report_sample *rs
 	return 0;
 }
 
-static int on_sample(void *ctx, const struct sonde_report *rep,
-		     const struct sonde_report_sample *rs)
+/* The script tool: every sample the session's filters keep, printed or counted. */
+static int on_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *rs)
 {
 	struct script_cli *c = ctx;
 	const struct sonde_pd_sample *s = rs->s;
 
-	if (!c->event_kept[rs->event] || (c->ntids && !has_u32(c->tids, c->ntids, s->tid)) ||
-	    (c->cpus.n && !has_cpu(&c->cpus, s->cpu)) ||
-	    (c->has_time && (s->time < c->t_start || s->time > c->t_end)))
-		return 0;
 	switch (c->mode) {
 	case MODE_TEXT:
-		return sonde_script_print_text(&c->pr, rep, rs);
+		return sonde_script_print_text(&c->pr, ses, rs);
 	case MODE_JSON:
-		return sonde_script_print_json(&c->pr, rep, rs);
+		return sonde_script_print_json(&c->pr, ses, rs);
 	case MODE_SUMMARY:
 		c->ev_counts[rs->event]++;
 		return count_proc(c, rs);
@@ -322,16 +301,19 @@ static int on_sample(void *ctx, const struct sonde_report *rep,
 	return 0;
 }
 
-/* --event matches an event's full name, or a tracepoint's name without its system. */
-static bool event_matches(const struct sonde_strlist *l, const char *name)
+static int on_begin(void *ctx, struct sonde_session *ses)
 {
-	const char *colon = strchr(name, ':');
+	struct script_cli *c = ctx;
 
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], name) || (colon && !strcmp(l->v[i], colon + 1)))
-			return true;
-	return false;
+	c->ev_counts = calloc(ses->nevents ? ses->nevents : 1, sizeof(uint64_t));
+	return c->ev_counts ? 0 : -ENOMEM;
 }
+
+static const struct sonde_tool script_tool = {
+    .name = "script",
+    .begin = on_begin,
+    .sample = on_sample,
+};
 
 static int by_count(const void *a, const void *b)
 {
@@ -344,13 +326,13 @@ static int by_count(const void *a, const void *b)
 	return (x->event > y->event) - (x->event < y->event);
 }
 
-static void print_summary(struct script_cli *c, const struct sonde_report *rep)
+static void print_summary(struct script_cli *c, const struct sonde_session *rep)
 {
 	uint64_t total = 0;
 
 	printf("# samples per event\n#\n# %12s  %s\n", "count", "event");
 	for (size_t e = 0; e < rep->nevents; e++) {
-		if (!c->event_kept[e])
+		if (rep->event_kept && !rep->event_kept[e])
 			continue;
 		printf("  %12" PRIu64 "  %s\n", c->ev_counts[e], rep->event_names[e]);
 		total += c->ev_counts[e];
@@ -368,7 +350,7 @@ static void print_summary(struct script_cli *c, const struct sonde_report *rep)
 	}
 }
 
-static void print_io(struct script_cli *c, const struct sonde_report *rep)
+static void print_io(struct script_cli *c, const struct sonde_session *rep)
 {
 	const struct sonde_io_row *rows;
 	size_t n = sonde_iostat_rows(c->io, &rows);
@@ -392,16 +374,12 @@ static int setup_pass(struct script_cli *c, struct sonde_pd_reader *r)
 	size_t n = sonde_pd_reader_nr_attrs(r);
 	bool any = false;
 
-	if (!(c->event_kept = calloc(n ? n : 1, sizeof(bool))) ||
-	    !(c->ev_counts = calloc(n ? n : 1, sizeof(uint64_t))))
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct sonde_pd_attr *a = sonde_pd_reader_attr(r, i);
 		const char *name = a->name ? a->name : "(unnamed)";
 		int len = (int)strlen(name);
 
-		c->event_kept[i] = !c->events.n || event_matches(&c->events, name);
-		any |= c->event_kept[i];
+		any |= !c->events.n || sonde_sample_filter_event(&c->so.filter, name);
 		if (len > c->pr.name_width)
 			c->pr.name_width = len;
 	}
@@ -414,7 +392,7 @@ static int setup_pass(struct script_cli *c, struct sonde_pd_reader *r)
 static int run(struct script_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
-	struct sonde_report *rep = NULL;
+	struct sonde_session *rep = NULL;
 	struct sonde_tp_decoder *tp = NULL;
 	struct sonde_errmsg err = {{0}};
 	int ret;
@@ -442,6 +420,21 @@ static int run(struct script_cli *c)
 			goto out;
 		}
 	}
+	/* Every filter is the session's: checked once, before symbols. */
+	c->so.filter = (struct sonde_sample_filter){
+	    .comms = (const char *const *)c->comms.v,
+	    .ncomms = c->comms.n,
+	    .pids = c->pids,
+	    .npids = c->npids,
+	    .tids = c->tids,
+	    .ntids = c->ntids,
+	    .cpus = &c->cpus,
+	    .has_time = c->has_time,
+	    .time_start = c->t_start,
+	    .time_end = c->t_end,
+	    .events = (const char *const *)c->events.v,
+	    .nevents = c->events.n,
+	};
 	if ((ret = setup_pass(c, r))) {
 		ret = ret > 0 ? ret : EXIT_FAIL;
 		goto out;
@@ -449,21 +442,13 @@ static int run(struct script_cli *c)
 	c->pr.out = stdout;
 	c->pr.tp = tp;
 	c->pr.fields = c->fields;
-	c->ro.comms = (const char *const *)c->comms.v;
-	c->ro.ncomms = c->comms.n;
-	c->ro.pids = c->pids;
-	c->ro.npids = c->npids;
-	c->ro.on_sample = on_sample;
-	c->ro.sample_ctx = c;
-	c->ro.no_profile = true;
+	struct sonde_tool_slot slot = {&script_tool, c};
 	/* Call chains as perf script prints them: the report pass expands the
 	 * inlined frames (see sonde_report_opts.inline_frames). */
-	c->ro.callchains = c->mode == MODE_TEXT || c->mode == MODE_JSON;
-	c->ro.sym.buildid_dir = cli_buildid_dir(c->ro.sym.buildid_dir);
-	c->ro.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
-	c->ro.nkeys = 1;
-	c->ro.keys[0] = SONDE_SORT_SYM;
-	ret = sonde_report_build(&rep, r, &c->ro, &err);
+	c->so.callchains = c->mode == MODE_TEXT || c->mode == MODE_JSON;
+	c->so.sym.buildid_dir = cli_buildid_dir(c->so.sym.buildid_dir);
+	c->so.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
+	ret = sonde_session_run(&rep, r, &c->so, &slot, 1, &err);
 	if (ret) {
 		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
 		ret = EXIT_FAIL;
@@ -484,7 +469,7 @@ static int run(struct script_cli *c)
 		print_io(c, rep);
 	ret = EXIT_OK;
 out:
-	sonde_report_free(rep);
+	sonde_session_free(rep);
 	sonde_tp_decoder_free(tp);
 	sonde_pd_reader_close(r);
 	return ret;
@@ -511,7 +496,6 @@ int cmd_script(int argc, char **argv, struct cli *cli)
 	sonde_iostat_free(c.io);
 	free(c.pids);
 	free(c.tids);
-	free(c.event_kept);
 	free(c.ev_counts);
 	free(c.pcounts);
 	return ret;

@@ -9,6 +9,7 @@
  * runtime of captures without sched_stat_runtime.
  */
 #include <sonde/schedlat.h>
+#include <sonde/tool.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -306,3 +307,17 @@ size_t sonde_schedlat_rows(struct sonde_schedlat *sl, uint32_t (*comm)(void *ctx
 	qsort(sl->out, n, sizeof(*sl->out), by_delay);
 	return n;
 }
+
+/* The schedlat tool: every raw sample of the pass, in time order. */
+static int tool_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts)
+{
+	(void)ses;
+	if (!ts->s->raw)
+		return 0;
+	return sonde_schedlat_add(ctx, ts->s->raw, ts->s->raw_size, ts->s->time, ts->s->cpu);
+}
+
+const struct sonde_tool sonde_schedlat_tool = {
+    .name = "schedlat",
+    .sample = tool_sample,
+};

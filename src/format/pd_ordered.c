@@ -173,7 +173,7 @@ static int flush(struct walk *w, struct queue *q, uint64_t limit, bool all)
 }
 
 int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver, void *ctx,
-			  void (*progress)(void *ctx, uint64_t offset),
+			  void (*progress)(void *ctx, uint64_t offset), int (*round)(void *ctx),
 			  struct sonde_pd_walk_stats *stats)
 {
 	struct sonde_pd_walk_stats local = {0};
@@ -194,7 +194,7 @@ int sonde_pd_walk_ordered(struct sonde_pd_reader *r, sonde_pd_deliver_fn deliver
 		if (rec.type == SONDE_PD_RECORD_FINISHED_ROUND) {
 			uint64_t keep = rec.offset;
 
-			if ((err = flush(&w, &q, limit, false)))
+			if ((err = flush(&w, &q, limit, false)) || (round && (err = round(ctx))))
 				break;
 			limit = max_time;
 			for (size_t i = 0; i < q.n; i++)

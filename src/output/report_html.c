@@ -49,7 +49,7 @@ extern const size_t sonde_html_tail_len;
 static void header(struct sonde_json *j, const struct sonde_report *rep,
 		   const struct sonde_print_opts *o)
 {
-	const struct sonde_pd_features *ft = sonde_pd_reader_features(rep->reader);
+	const struct sonde_pd_features *ft = sonde_pd_reader_features(rep->ses->reader);
 
 	sonde_json_key(j, "header");
 	sonde_json_obj_begin(j);
@@ -74,12 +74,12 @@ static void events(struct sonde_json *j, const struct sonde_report *rep)
 
 	sonde_json_key(j, "events");
 	sonde_json_arr_begin(j);
-	for (size_t e = 0; e < rep->nevents; e++) {
-		const struct perf_event_attr *a = &rep->events[e]->attr;
+	for (size_t e = 0; e < rep->ses->nevents; e++) {
+		const struct perf_event_attr *a = &rep->ses->events[e]->attr;
 		struct sonde_counts t = sonde_profile_total(p, e);
 
 		sonde_json_obj_begin(j);
-		sonde_json_kstr(j, "name", rep->event_names[e] ?: "");
+		sonde_json_kstr(j, "name", rep->ses->event_names[e] ?: "");
 		sonde_json_ku64(j, "type", a->type);
 		sonde_json_ku64(j, "config", a->config);
 		sonde_json_kbool(j, "freq", a->freq);
@@ -96,7 +96,7 @@ static void events(struct sonde_json *j, const struct sonde_report *rep)
 static int32_t *dso_index(struct sonde_json *j, const struct sonde_report *rep)
 {
 	const struct sonde_timeline *tl = rep->timeline;
-	size_t nd = sonde_symtab_nr_dsos(rep->symtab), shown = 0;
+	size_t nd = sonde_symtab_nr_dsos(rep->ses->symtab), shown = 0;
 	int32_t *ix = malloc((nd + 1) * sizeof(*ix));
 
 	if (!ix)
@@ -218,7 +218,7 @@ static int functions(struct sonde_json *j, const struct sonde_report *rep, size_
 	const struct sonde_profile *p = rep->profile;
 	const struct sonde_timeline *tl = rep->timeline;
 	size_t n = sonde_profile_nr_entries(p), nf = sonde_timeline_nr_funcs(tl), nu = 0;
-	size_t nsyms = sonde_symtab_nr_symbols(rep->symtab);
+	size_t nsyms = sonde_symtab_nr_symbols(rep->ses->symtab);
 	uint32_t *by_sym = malloc((nsyms + 1) * sizeof(*by_sym));
 	struct unres *u = malloc((nf + 1) * sizeof(*u));
 	size_t *idx = malloc((n + 1) * sizeof(*idx));
@@ -259,9 +259,9 @@ static int functions(struct sonde_json *j, const struct sonde_report *rep, size_
 		sonde_json_obj_begin(j);
 		sonde_json_ku64(j, "func", func);
 		sonde_json_key(j, "self");
-		counts_flat(j, p, sonde_profile_entry_self, idx[r], rep->nevents);
+		counts_flat(j, p, sonde_profile_entry_self, idx[r], rep->ses->nevents);
 		sonde_json_key(j, "total");
-		counts_flat(j, p, sonde_profile_entry_total, idx[r], rep->nevents);
+		counts_flat(j, p, sonde_profile_entry_total, idx[r], rep->ses->nevents);
 		sonde_json_obj_end(j);
 	}
 	sonde_json_arr_end(j);
@@ -306,7 +306,7 @@ static int timeline(struct sonde_json *j, const struct sonde_report *rep)
 		sonde_json_arr_begin(j);
 		sonde_json_u64(j, t->pid);
 		sonde_json_u64(j, t->tid);
-		sonde_json_str(j, sonde_machine_str(rep->machine, t->comm));
+		sonde_json_str(j, sonde_machine_str(rep->ses->machine, t->comm));
 		sonde_json_arr_end(j);
 	}
 	sonde_json_arr_end(j);
@@ -329,14 +329,14 @@ static int timeline(struct sonde_json *j, const struct sonde_report *rep)
 	/* Tracepoint samples as marks: ns from first, cpu, thread, event. */
 	sonde_json_key(j, "marks");
 	sonde_json_arr_begin(j);
-	for (size_t e = 0; e < rep->nevents; e++)
-		tp |= rep->events[e]->attr.type == PERF_TYPE_TRACEPOINT;
+	for (size_t e = 0; e < rep->ses->nevents; e++)
+		tp |= rep->ses->events[e]->attr.type == PERF_TYPE_TRACEPOINT;
 	for (size_t i = 0; tp && i < sonde_timeline_nr_samples(tl); i++) {
 		uint64_t t;
 		uint32_t cpu, thread, ev;
 
 		sonde_timeline_sample(tl, i, &t, &cpu, &thread, &ev);
-		if (rep->events[ev]->attr.type != PERF_TYPE_TRACEPOINT)
+		if (rep->ses->events[ev]->attr.type != PERF_TYPE_TRACEPOINT)
 			continue;
 		if (nmarks == MAX_MARKS) {
 			dropped++;
@@ -518,10 +518,10 @@ int sonde_report_print_html(FILE *f, const struct sonde_report *rep,
 	header(j, rep, o);
 	events(j, rep);
 	sonde_json_ku64(j, "samples", sonde_timeline_nr_samples(rep->timeline));
-	sonde_json_ku64(j, "lost", rep->lost);
-	sonde_json_ku64(j, "lost_samples", rep->lost_samples);
-	sonde_json_ku64(j, "throttled", rep->throttled);
-	sonde_json_ku64(j, "filtered_out", rep->filtered_out);
+	sonde_json_ku64(j, "lost", rep->ses->lost);
+	sonde_json_ku64(j, "lost_samples", rep->ses->lost_samples);
+	sonde_json_ku64(j, "throttled", rep->ses->throttled);
+	sonde_json_ku64(j, "filtered_out", rep->ses->filtered_out);
 	if (!(dix = dso_index(j, rep)))
 		return -ENOMEM;
 	funcs(j, rep, dix);

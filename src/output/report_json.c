@@ -136,7 +136,7 @@ static void entry(struct sonde_json *j, const struct sonde_report *rep,
 	const struct sonde_profile *p = rep->profile;
 	const struct sonde_profile_opts *po = sonde_profile_opts(p);
 	const struct sonde_entry_key *k = sonde_profile_entry_key(p, i);
-	size_t nev = rep->nevents;
+	size_t nev = rep->ses->nevents;
 	char b[64];
 
 	sonde_json_obj_begin(j);
@@ -144,10 +144,10 @@ static void entry(struct sonde_json *j, const struct sonde_report *rep,
 	for (size_t kk = 0; kk < po->nkeys; kk++) {
 		switch (po->keys[kk]) {
 		case SONDE_SORT_COMM:
-			sonde_json_kstr(j, "comm", sonde_machine_str(rep->machine, k->comm));
+			sonde_json_kstr(j, "comm", sonde_machine_str(rep->ses->machine, k->comm));
 			break;
 		case SONDE_SORT_PID: { /* the key is the thread (perf's "pid" sort) */
-			const struct sonde_thread *t = sonde_machine_find_thread(rep->machine, k->pid);
+			const struct sonde_thread *t = sonde_machine_find_thread(rep->ses->machine, k->pid);
 
 			sonde_json_ku64(j, "pid", t ? t->pid : k->pid);
 			sonde_json_ku64(j, "tid", k->pid);
@@ -186,7 +186,7 @@ int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
 {
 	const struct sonde_profile *p = rep->profile;
 	const struct sonde_profile_opts *po = sonde_profile_opts(p);
-	size_t n = sonde_profile_nr_entries(p), nev = rep->nevents;
+	size_t n = sonde_profile_nr_entries(p), nev = rep->ses->nevents;
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
 	size_t *evs = malloc((nev ? nev : 1) * sizeof(*evs));
 	struct sonde_print_opts all = *o;
@@ -213,17 +213,17 @@ int sonde_report_print_json(FILE *f, const struct sonde_report *rep,
 		struct sonde_counts t = sonde_profile_total(p, e);
 
 		sonde_json_obj_begin(j);
-		sonde_json_kstr(j, "name", rep->event_names[e]);
+		sonde_json_kstr(j, "name", rep->ses->event_names[e]);
 		sonde_json_ku64(j, "samples", t.samples);
 		sonde_json_ku64(j, "period", t.period);
 		sonde_json_obj_end(j);
 	}
 	sonde_json_arr_end(j);
-	sonde_json_ku64(j, "lost", rep->lost);
-	sonde_json_ku64(j, "lost_chunks", rep->lost_chunks);
-	sonde_json_ku64(j, "lost_samples", rep->lost_samples);
-	sonde_json_ku64(j, "throttled", rep->throttled);
-	sonde_json_ku64(j, "filtered_out", rep->filtered_out);
+	sonde_json_ku64(j, "lost", rep->ses->lost);
+	sonde_json_ku64(j, "lost_chunks", rep->ses->lost_chunks);
+	sonde_json_ku64(j, "lost_samples", rep->ses->lost_samples);
+	sonde_json_ku64(j, "throttled", rep->ses->throttled);
+	sonde_json_ku64(j, "filtered_out", rep->ses->filtered_out);
 	sections(j, rep, o, evs, idx);
 	/* Entries in the order of every event side by side, led by the sort event. */
 	all.group = true;

@@ -13,19 +13,19 @@
 size_t sonde_report_section(const struct sonde_report *rep, const struct sonde_print_opts *o,
 			    size_t s, size_t *evs)
 {
-	size_t n = 0, first = o->sort_event < rep->nevents ? o->sort_event : 0;
+	size_t n = 0, first = o->sort_event < rep->ses->nevents ? o->sort_event : 0;
 
 	if (o->group) {
-		if (s || !rep->nevents)
+		if (s || !rep->ses->nevents)
 			return 0;
 		/* The ordering event leads, as perf's group leader does. */
 		evs[n++] = first;
-		for (size_t e = 0; e < rep->nevents; e++)
+		for (size_t e = 0; e < rep->ses->nevents; e++)
 			if (e != first)
 				evs[n++] = e;
 		return n;
 	}
-	for (size_t e = 0; e < rep->nevents; e++) {
+	for (size_t e = 0; e < rep->ses->nevents; e++) {
 		if (o->one_event && e != first)
 			continue;
 		if (!sonde_profile_total(rep->profile, e).samples)

@@ -62,13 +62,13 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 
 	switch (key) {
 	case SONDE_SORT_COMM:
-		snprintf(b, len, "%s", sonde_machine_str(v->rep->machine, k->comm));
+		snprintf(b, len, "%s", sonde_machine_str(v->rep->ses->machine, k->comm));
 		break;
 	case SONDE_SORT_PID: { /* perf's "%7d:%s": the thread and its latest comm */
-		const struct sonde_thread *t = sonde_machine_find_thread(v->rep->machine, k->pid);
+		const struct sonde_thread *t = sonde_machine_find_thread(v->rep->ses->machine, k->pid);
 
 		snprintf(b, len, "%7d:%s", (int)k->pid,
-			 t ? sonde_machine_str(v->rep->machine, t->comm) : "");
+			 t ? sonde_machine_str(v->rep->ses->machine, t->comm) : "");
 		break;
 	}
 	case SONDE_SORT_DSO:
@@ -116,7 +116,7 @@ static void print_header(struct view *v)
 	/* perf prints the sample count in units (2K); sonde keeps it exact. */
 	fprintf(f, "# Samples: %" PRIu64 "  of event%s '", sum.samples, v->nev > 1 ? "s" : "");
 	for (size_t k = 0; k < v->nev; k++)
-		fprintf(f, "%s%s", k ? ", " : "", rep->event_names[v->evs[k]]);
+		fprintf(f, "%s%s", k ? ", " : "", rep->ses->event_names[v->evs[k]]);
 	fprintf(f, "'\n# Event count (approx.): %" PRIu64 "\n#\n#", sum.period);
 	for (size_t k = 0; k < v->nev; k++) {
 		/* The first column is one narrower: the "#" takes its place. */
@@ -333,7 +333,7 @@ int sonde_report_print_stdio(FILE *out, const struct sonde_report *rep,
 	struct view v = {.out = out, .rep = rep, .o = o, .p = rep->profile};
 	size_t n = sonde_profile_nr_entries(rep->profile);
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-	size_t *evs = malloc((rep->nevents ? rep->nevents : 1) * sizeof(*evs));
+	size_t *evs = malloc((rep->ses->nevents ? rep->ses->nevents : 1) * sizeof(*evs));
 
 	if (!idx || !evs) {
 		free(idx);
@@ -345,7 +345,7 @@ int sonde_report_print_stdio(FILE *out, const struct sonde_report *rep,
 	v.evs = evs;
 	/* perf counts only LOST_SAMPLES here; LOST records are the same samples again. */
 	if (o->header)
-		fprintf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", rep->lost_samples);
+		fprintf(out, "#\n# Total Lost Samples: %" PRIu64 "\n#\n", rep->ses->lost_samples);
 	for (size_t s = 0; (v.nev = sonde_report_section(rep, o, s, evs)); s++)
 		print_section(&v, idx);
 	free(idx);

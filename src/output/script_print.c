@@ -85,17 +85,17 @@ unsigned sonde_script_default_fields(const struct perf_event_attr *a)
 	return available(a, f);
 }
 
-static unsigned fields_of(const struct sonde_script_print *p, const struct sonde_report *rep,
-			  const struct sonde_report_sample *rs)
+static unsigned fields_of(const struct sonde_script_print *p, const struct sonde_session *ses,
+			  const struct sonde_tool_sample *rs)
 {
-	const struct perf_event_attr *a = &rep->events[rs->event]->attr;
+	const struct perf_event_attr *a = &ses->events[rs->event]->attr;
 
 	return p->fields ? available(a, p->fields) : sonde_script_default_fields(a);
 }
 
-static const char *comm_of(const struct sonde_report *rep, const struct sonde_report_sample *rs)
+static const char *comm_of(const struct sonde_session *ses, const struct sonde_tool_sample *rs)
 {
-	const char *c = sonde_machine_str(rep->machine, rs->thread->comm);
+	const char *c = sonde_machine_str(ses->machine, rs->thread->comm);
 
 	return c && *c ? c : ":-1";
 }
@@ -136,20 +136,20 @@ static void print_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_fr
 		fprintf(f, "%s(%s)", sp, fr->dso ? sonde_dso_long_name(fr->dso) : "[unknown]");
 }
 
-int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_report *rep,
-			    const struct sonde_report_sample *rs)
+int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_session *ses,
+			    const struct sonde_tool_sample *rs)
 {
 	const struct sonde_pd_sample *s = rs->s;
-	unsigned fl = fields_of(p, rep, rs);
+	unsigned fl = fields_of(p, ses, rs);
 	bool frames = fl & (SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_DSO);
 	FILE *f = p->out;
 	char t[32];
 
 	if (fl & SONDE_SF_COMM) {
 		if ((fl & SONDE_SF_IP) && rs->chain)
-			fprintf(f, "%s ", comm_of(rep, rs));
+			fprintf(f, "%s ", comm_of(ses, rs));
 		else
-			fprintf(f, "%16s ", comm_of(rep, rs));
+			fprintf(f, "%16s ", comm_of(ses, rs));
 	}
 	if ((fl & SONDE_SF_PID) && (fl & SONDE_SF_TID))
 		fprintf(f, "%5d/%-5d ", (int)s->pid, (int)s->tid);
@@ -166,7 +166,7 @@ int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_rep
 	if (fl & SONDE_SF_PERIOD)
 		fprintf(f, "%10" PRIu64 " ", s->period);
 	if (fl & SONDE_SF_EVENT)
-		fprintf(f, "%*s: ", p->name_width, rep->event_names[rs->event]);
+		fprintf(f, "%*s: ", p->name_width, ses->event_names[rs->event]);
 	if ((fl & SONDE_SF_TRACE) && s->raw) {
 		if (p->tp)
 			fputs(sonde_tp_print(p->tp, s->raw, s->raw_size, (int)s->cpu), f);
@@ -268,11 +268,11 @@ static void json_frame(struct sonde_json *j, unsigned fl, uint64_t ip,
 	sonde_json_obj_end(j);
 }
 
-int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_report *rep,
-			    const struct sonde_report_sample *rs)
+int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_session *ses,
+			    const struct sonde_tool_sample *rs)
 {
 	const struct sonde_pd_sample *s = rs->s;
-	const struct perf_event_attr *a = &rep->events[rs->event]->attr;
+	const struct perf_event_attr *a = &ses->events[rs->event]->attr;
 	/* Without -F, everything the samples carry. */
 	unsigned fl = p->fields ? available(a, p->fields) : available(a, ~0u);
 	FILE *f = p->out;
@@ -281,10 +281,10 @@ int sonde_script_print_json(struct sonde_script_print *p, const struct sonde_rep
 	sonde_json_init_file(j, f, 0);
 	sonde_json_obj_begin(j);
 	sonde_json_key(j, "event");
-	json_str(j, rep->event_names[rs->event]);
+	json_str(j, ses->event_names[rs->event]);
 	if (fl & SONDE_SF_COMM) {
 		sonde_json_key(j, "comm");
-		json_str(j, comm_of(rep, rs));
+		json_str(j, comm_of(ses, rs));
 	}
 	if (fl & SONDE_SF_PID)
 		sonde_json_ki64(j, "pid", (int)s->pid);

@@ -22,6 +22,8 @@
  * arena or in the symbol world.
  */
 #include <sonde/annotate.h>
+#include <sonde/session.h>
+#include <sonde/tool.h>
 #include <sonde/disasm.h>
 
 #include <errno.h>
@@ -159,10 +161,13 @@ static struct sonde_counts *find_counts(struct sonde_annotate *an, const struct 
 	return &an->counts[(size_t)sl->idx * an->nevents];
 }
 
-static int on_leaf(void *ctx, size_t ev, uint64_t period, const struct sonde_frame *f)
+/* Every kept sample's leaf function, counted at its address. */
+static int on_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts)
 {
 	struct sonde_annotate *an = ctx;
+	const struct sonde_frame *f = &ts->frames[ts->leaf];
 	const struct sonde_symbol *s = f->sym;
+	size_t ev = ts->event;
 	struct sonde_counts *c;
 
 	if (!s || ev >= an->nevents)
@@ -188,15 +193,14 @@ static int on_leaf(void *ctx, size_t ev, uint64_t period, const struct sonde_fra
 	if (!(c = find_counts(an, s, f->addr)))
 		return -ENOMEM;
 	c[ev].samples++;
-	c[ev].period += period;
+	c[ev].period += ts->period;
 	return 0;
 }
 
-void sonde_annotate_attach(struct sonde_annotate *an, struct sonde_report_opts *ro)
-{
-	ro->on_leaf = on_leaf;
-	ro->leaf_ctx = an;
-}
+const struct sonde_tool sonde_annotate_tool = {
+    .name = "annotate",
+    .sample = on_sample,
+};
 
 struct symheat {
 	const struct sonde_symbol *sym;

@@ -12,6 +12,8 @@
  * the arrays have grown to the profile's size.
  */
 #include <sonde/profile.h>
+#include <sonde/session.h>
+#include <sonde/tool.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -472,3 +474,30 @@ struct sonde_counts sonde_profile_node_counts(const struct sonde_profile *p, siz
 {
 	return p->ncounts[node * p->o.nevents + ev];
 }
+
+/* The profile tool: a column per event of the session, every kept sample. */
+static int tool_begin(void *ctx, struct sonde_session *ses)
+{
+	struct sonde_profile_tool *pt = ctx;
+
+	pt->opts.nevents = ses->nevents;
+	return sonde_profile_new(&pt->profile, &pt->opts);
+}
+
+static int tool_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts)
+{
+	struct sonde_profile_tool *pt = ctx;
+	const struct sonde_profile_opts *o = &pt->opts;
+
+	(void)ses;
+	/* the "pid" key is perf's thread key: the tid (shown as tid:comm) */
+	return sonde_profile_add(pt->profile, ts->event, ts->period, ts->thread->comm, ts->s->tid,
+				 ts->frames,
+				 o->callchains || o->children ? ts->nframes : ts->leaf + 1);
+}
+
+const struct sonde_tool sonde_profile_tool = {
+    .name = "profile",
+    .begin = tool_begin,
+    .sample = tool_sample,
+};

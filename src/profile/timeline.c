@@ -11,6 +11,8 @@
  * so views can total a subtree by walking the nodes backwards.
  */
 #include <sonde/timeline.h>
+#include <sonde/session.h>
+#include <sonde/tool.h>
 #include <sonde/u32map.h>
 
 #include <errno.h>
@@ -375,3 +377,33 @@ nomem:
 	free(v);
 	return -ENOMEM;
 }
+
+/* The timeline tool: every kept sample in its time bin. */
+static int tool_begin(void *ctx, struct sonde_session *ses)
+{
+	return sonde_timeline_new(ctx, ses->nevents);
+}
+
+static int tool_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts)
+{
+	struct sonde_timeline **tl = ctx;
+	const struct sonde_pd_sample *s = ts->s;
+	struct sonde_tl_sample tls = {
+	    .time = (s->present & PERF_SAMPLE_TIME) ? s->time : 0,
+	    .cpu = (s->present & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX,
+	    .pid = s->pid,
+	    .tid = s->tid,
+	    .comm = ts->thread->comm,
+	    .event = (uint32_t)ts->event,
+	    .period = ts->period,
+	};
+
+	(void)ses;
+	return sonde_timeline_add(*tl, &tls, ts->frames, ts->nframes);
+}
+
+const struct sonde_tool sonde_timeline_tool = {
+    .name = "timeline",
+    .begin = tool_begin,
+    .sample = tool_sample,
+};

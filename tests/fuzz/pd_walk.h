@@ -74,7 +74,7 @@ static inline void fuzz_pd_walk(struct sonde_pd_reader *r)
 	}
 	/* The same records again through the time-ordering walk. */
 	if (sonde_pd_reader_rewind(r) == 0)
-		sonde_pd_walk_ordered(r, walk_record, NULL, NULL, NULL);
+		sonde_pd_walk_ordered(r, walk_record, NULL, NULL, NULL, NULL);
 	(void)sink;
 }
 

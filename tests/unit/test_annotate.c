@@ -55,27 +55,27 @@ static void test_disasm(void **state)
 static struct sonde_symbol f_sym = {"f", 0x1000, 0x4000, NULL, 0, "f"};
 static struct sonde_symbol g_sym = {"g", 0x9000, 0x10, NULL, 7, "g"};
 
-static void feed(struct sonde_report_opts *ro, const struct sonde_symbol *s, uint64_t addr,
+/* One kept sample whose leaf is @s at @addr, as the session hands it to the tool. */
+static void feed(struct sonde_annotate *an, const struct sonde_symbol *s, uint64_t addr,
 		 size_t ev, uint64_t period)
 {
 	struct sonde_frame f = {.sym = s, .addr = addr};
+	struct sonde_tool_sample ts = {.event = ev, .period = period, .frames = &f, .nframes = 1};
 
-	assert_int_equal(ro->on_leaf(ro->leaf_ctx, ev, period, &f), 0);
+	assert_int_equal(sonde_annotate_tool.sample(an, NULL, &ts), 0);
 }
 
 static void test_only_the_symbols_asked(void **state)
 {
 	const char *names[] = {"g"};
 	struct sonde_annotate_opts o = {.names = names, .nnames = 1};
-	struct sonde_report_opts ro = {0};
 	struct sonde_annotate *an;
 	const struct sonde_symbol *hot[4];
 
 	assert_int_equal(sonde_annotate_new(&an, 2, &o), 0);
-	sonde_annotate_attach(an, &ro);
-	feed(&ro, &f_sym, 0x1000, 0, 1);
-	feed(&ro, &g_sym, 0x9004, 1, 3);
-	feed(&ro, NULL, 0x1234, 0, 1); /* unresolved: never counted */
+	feed(an, &f_sym, 0x1000, 0, 1);
+	feed(an, &g_sym, 0x9004, 1, 3);
+	feed(an, NULL, 0x1234, 0, 1); /* unresolved: never counted */
 	assert_int_equal(sonde_annotate_hottest(an, 0, hot, 4), 1);
 	assert_ptr_equal(hot[0], &g_sym);
 	sonde_annotate_free(an);
@@ -85,9 +85,8 @@ static void test_only_the_symbols_asked(void **state)
 	struct sonde_annotate_opts oi = {.ids = ids, .nids = 1};
 
 	assert_int_equal(sonde_annotate_new(&an, 1, &oi), 0);
-	sonde_annotate_attach(an, &ro);
-	feed(&ro, &g_sym, 0x9004, 0, 3);
-	feed(&ro, &f_sym, 0x1000, 0, 1);
+	feed(an, &g_sym, 0x9004, 0, 3);
+	feed(an, &f_sym, 0x1000, 0, 1);
 	assert_int_equal(sonde_annotate_hottest(an, 0, hot, 4), 1);
 	assert_ptr_equal(hot[0], &f_sym);
 	sonde_annotate_free(an);
@@ -96,7 +95,6 @@ static void test_only_the_symbols_asked(void **state)
 static void test_many_addresses_add_up(void **state)
 {
 	struct sonde_annotate_opts o = {0};
-	struct sonde_report_opts ro = {0};
 	struct sonde_annotate *an;
 	struct sonde_annotation *a;
 	struct sonde_annotate_build_opts bo = {.no_source = true};
@@ -104,15 +102,14 @@ static void test_many_addresses_add_up(void **state)
 	uint64_t samples = 0, period = 0;
 
 	assert_int_equal(sonde_annotate_new(&an, 2, &o), 0);
-	sonde_annotate_attach(an, &ro);
 	/* 5000 addresses of f, twice each on event 0, once on event 1 */
 	for (int round = 0; round < 2; round++)
 		for (uint64_t i = 0; i < 5000; i++)
-			feed(&ro, &f_sym, 0x1000 + (i * 3) % 0x4000, 0, 2);
+			feed(an, &f_sym, 0x1000 + (i * 3) % 0x4000, 0, 2);
 	for (uint64_t i = 0; i < 5000; i++)
-		feed(&ro, &f_sym, 0x1000 + (i * 3) % 0x4000, 1, 5);
+		feed(an, &f_sym, 0x1000 + (i * 3) % 0x4000, 1, 5);
 	for (int i = 0; i < 20001; i++)
-		feed(&ro, &g_sym, 0x9000 + (uint64_t)(i % 16), 0, 1);
+		feed(an, &g_sym, 0x9000 + (uint64_t)(i % 16), 0, 1);
 	/* all symbols kept; g has more period on event 0, f on event 1 */
 	assert_int_equal(sonde_annotate_hottest(an, 0, hot, 4), 2);
 	assert_ptr_equal(hot[0], &g_sym);

@@ -86,7 +86,7 @@ static void walk(const char *name, struct log *l, struct sonde_pd_walk_stats *st
 	memset(l, 0, sizeof(*l));
 	if (sonde_pd_reader_open(&r, path_of(name), &em))
 		fail_msg("%s", em.text);
-	assert_int_equal(sonde_pd_walk_ordered(r, on_record, l, NULL, st), 0);
+	assert_int_equal(sonde_pd_walk_ordered(r, on_record, l, NULL, NULL, st), 0);
 	sonde_pd_reader_close(r);
 	assert_false(l->bad_ip);
 }

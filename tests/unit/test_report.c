@@ -97,13 +97,13 @@ static void build(struct built *b, const char *keys, bool children)
 	int n;
 
 	memset(b, 0, sizeof(*b));
-	b->o.sym.no_proc_kallsyms = true;
+	b->o.ses.sym.no_proc_kallsyms = true;
 	n = sonde_sort_keys_parse(keys, b->o.keys, SONDE_SORT_MAX);
 	assert_true(n > 0);
 	b->o.nkeys = (size_t)n;
 	b->o.children = children;
 	b->o.callchains = true;
-	b->o.inline_frames = -1;
+	b->o.ses.inline_frames = -1;
 	if (sonde_pd_reader_open(&b->r, path, &em) || sonde_report_build(&b->rep, b->r, &b->o, &em))
 		fail_msg("%s", em.text);
 }
@@ -137,8 +137,8 @@ static void test_profile(void **state)
 	(void)state;
 	build(&b, "sym", false);
 	p = b.rep->profile;
-	assert_int_equal(b.rep->nevents, 1);
-	assert_int_equal(b.rep->walk.samples, 5);
+	assert_int_equal(b.rep->ses->nevents, 1);
+	assert_int_equal(b.rep->ses->walk.samples, 5);
 	c = sonde_profile_total(p, 0);
 	assert_int_equal(c.samples, 5);
 	assert_int_equal(c.period, 8000);
@@ -186,7 +186,7 @@ static void test_children(void **state)
 	build(&b, "comm,sym", true);
 	p = b.rep->profile;
 	i = entry(p, "caller", 0);
-	assert_string_equal(sonde_machine_str(b.rep->machine, sonde_profile_entry_key(p, i)->comm),
+	assert_string_equal(sonde_machine_str(b.rep->ses->machine, sonde_profile_entry_key(p, i)->comm),
 			    "work");
 	assert_int_equal(sonde_profile_entry_self(p, i, 0).samples, 0);
 	assert_int_equal(sonde_profile_entry_total(p, i, 0).samples, 4);
