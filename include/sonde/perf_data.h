@@ -522,6 +522,9 @@ int sonde_pd_reader_feature(const struct sonde_pd_reader *r, unsigned bit, const
 			    uint64_t *size);
 const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_reader *r);
 
+/* COMPRESSED records the reader unpacked so far (they never reach the caller). */
+uint64_t sonde_pd_reader_nr_compressed(const struct sonde_pd_reader *r);
+
 /**
  * sonde_pd_reader_next() - the next record of the data section
  *

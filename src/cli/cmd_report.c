@@ -4,6 +4,7 @@
  * -> the text, JSON or HTML view.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sonde/annotate.h>
 #include <sonde/idlist.h>
 #include <sonde/perf_data.h>
+#include <sonde/record_stats.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
 #include <sonde/strlist.h>
@@ -39,6 +41,7 @@ static const char usage[] =
     "      --percent-limit P   hide rows below P%% overhead\n"
     "      --callchain-limit P hide call-graph branches below P%% (default 0.5)\n"
     "  -n, --show-nr-samples   a samples column per event\n"
+    "      --stats             count the records by kind, as perf report --stats\n"
     "      --group             all events side by side in one table (default: one section\n"
     "                          per event that has samples, as perf report)\n"
     "      --no-group          one section per event\n"
@@ -69,7 +72,7 @@ static const char usage[] =
 struct report_cli {
 	const char *input;
 	const char *html; /* --html FILE */
-	bool json, verbose, quiet;
+	bool json, verbose, quiet, stats;
 	int children; /* -1: default */
 	int graph;    /* -1: default, 0 none, 1 callee, 2 caller */
 	const char *sort;
@@ -107,7 +110,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_NO_INLINE,
 		OPT_INLINE,
 		OPT_GROUP,
-		OPT_NO_GROUP
+		OPT_NO_GROUP,
+		OPT_STATS
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -125,6 +129,7 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"sort-event", required_argument, NULL, OPT_SORT_EVENT},
 	    {"group", no_argument, NULL, OPT_GROUP},
 	    {"no-group", no_argument, NULL, OPT_NO_GROUP},
+	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"dso", required_argument, NULL, 'd'},
@@ -209,6 +214,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		case OPT_GROUP:
 		case OPT_NO_GROUP:
 			c->group = o == OPT_GROUP;
+			break;
+		case OPT_STATS:
+			c->stats = true;
 			break;
 		case OPT_COMM:
 			r = cli_add_list(&c->comms, optarg);
@@ -348,6 +356,42 @@ static int write_html(const char *path, const struct sonde_report *rep,
 	return ret;
 }
 
+/* perf's record names: sonde's without the HEADER_ of perf's own records. */
+static const char *stats_name(uint32_t type)
+{
+	const char *n = sonde_pd_record_name(type);
+
+	return strncmp(n, "HEADER_", 7) ? n : n + 7;
+}
+
+/* --stats: one pass with the record-counting tool, printed as perf does. */
+static int show_stats(struct report_cli *c, struct sonde_pd_reader *r)
+{
+	struct sonde_record_stats st = {0};
+	struct sonde_tool_slot slot = {&sonde_record_stats_tool, &st};
+	struct sonde_session *ses = NULL;
+	struct sonde_errmsg err = {{0}};
+	int ret = sonde_session_run(&ses, r, &c->ro.ses, &slot, 1, &err);
+
+	if (ret) {
+		cli_error("%s: %s", c->input, err.text[0] ? err.text : sonde_strerror(ret));
+		sonde_record_stats_fini(&st);
+		return EXIT_FAIL;
+	}
+	printf("\nAggregated stats:\n%16s events: %10" PRIu64 "\n", "TOTAL", st.total);
+	for (uint32_t t = 1; t < SONDE_PD_RECORD_HEADER_MAX; t++)
+		if (st.nr[t])
+			printf("%16s events: %10" PRIu64 "  (%4.1f%%)\n", stats_name(t), st.nr[t],
+			       100.0 * (double)st.nr[t] / (double)st.total);
+	for (size_t e = 0; e < st.nevents; e++)
+		if (st.samples[e])
+			printf("%s stats:\n%16s events: %10" PRIu64 "\n", ses->event_names[e],
+			       "SAMPLE", st.samples[e]);
+	sonde_record_stats_fini(&st);
+	sonde_session_free(ses);
+	return EXIT_OK;
+}
+
 static int run(struct report_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
@@ -363,6 +407,11 @@ static int run(struct report_cli *c)
 	if (ret) {
 		cli_error("%s", err.text[0] ? err.text : sonde_strerror(ret));
 		return EXIT_FAIL;
+	}
+	if (c->stats) {
+		ret = show_stats(c, r);
+		sonde_pd_reader_close(r);
+		return ret;
 	}
 	/* The page's functions table is per function, whatever --sort says. */
 	if (c->html)

@@ -1113,6 +1113,11 @@ static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
 	return 0;
 }
 
+uint64_t sonde_pd_reader_nr_compressed(const struct sonde_pd_reader *r)
+{
+	return r->nr_compressed;
+}
+
 int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 {
 	int n;
@@ -1135,6 +1140,7 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		}
 		if (rec->type != SONDE_PD_RECORD_COMPRESSED)
 			return n;
+		r->nr_compressed++;
 		if ((n = unpack(r, rec)) < 0)
 			return n;
 	}

@@ -18,6 +18,7 @@ struct idmap {
 };
 
 struct sonde_pd_reader {
+	uint64_t nr_compressed; /* COMPRESSED records unpacked so far */
 	/* source: memory (mapped or lent) or a stream */
 	const uint8_t *base;
 	size_t len;
