@@ -307,23 +307,23 @@ static int caches(struct sonde_pd_writer *w, const char *sysfs, uint32_t nr_cpus
 			v = nv;
 			v[n++] = c;
 		}
-	if (n) {
-		put32(&b, 1);
-		put32(&b, (uint32_t)n);
-		for (uint32_t level = 0; level < 8; level++)
-			for (size_t i = 0; i < n; i++) {
-				if (v[i].level != level)
-					continue;
-				put32(&b, v[i].level);
-				put32(&b, v[i].line);
-				put32(&b, v[i].sets);
-				put32(&b, v[i].ways);
-				putstr(&b, v[i].type);
-				putstr(&b, v[i].size);
-				putstr(&b, v[i].map);
-			}
-		r = set(w, SONDE_PD_FEAT_CACHE, &b);
-	}
+	/* No cache directories (some virtual machines): perf still writes the
+	 * feature, with no entries ("# CPU cache info:" and nothing under it). */
+	put32(&b, 1);
+	put32(&b, (uint32_t)n);
+	for (uint32_t level = 0; level < 8; level++)
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].level != level)
+				continue;
+			put32(&b, v[i].level);
+			put32(&b, v[i].line);
+			put32(&b, v[i].sets);
+			put32(&b, v[i].ways);
+			putstr(&b, v[i].type);
+			putstr(&b, v[i].size);
+			putstr(&b, v[i].map);
+		}
+	r = set(w, SONDE_PD_FEAT_CACHE, &b);
 	free(v);
 	return r;
 }

@@ -196,6 +196,19 @@ static size_t unwound_frames(struct pass *ps, const struct sonde_pd_sample *s,
 	if (!ps->unwinder || n >= MAX_FRAMES || !s->regs_user_abi)
 		return n;
 	got = sonde_unwind(ps->unwinder, &us, ps->ips, MAX_FRAMES - n);
+	/*
+	 * A pc in no mapping (a sample inside execve: the user registers are
+	 * still the old image's) unwinds to nothing in perf, whose libdwfl
+	 * can't attach without the pc's module: no user frame here either.
+	 */
+	if (got == 1) {
+		struct sonde_location loc;
+
+		sonde_machine_resolve(ps->ses->machine, s->pid, PERF_RECORD_MISC_USER, ps->ips[0],
+				      &loc);
+		if (!loc.map)
+			got = 0;
+	}
 	if (got <= 0) {
 		ps->ses->unwind_failed++;
 		return n;

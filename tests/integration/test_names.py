@@ -163,7 +163,12 @@ def test_small_keys_as_perf(libcalls, key):
         assert all(re.fullmatch(r"\d+:libcalls", k) for k in wanted), wanted
     else:
         assert any(k.startswith("libcalls.c:") for k in wanted), wanted
-        assert any(re.fullmatch(r"\w+@plt\+\d+", k) for k in wanted), wanted
+        # The PLT stubs, named as perf names them (how many samples they
+        # get depends on the CPU: on some none reaches 0.5%).
+        plt = {k: v for k, v in theirs.items() if re.fullmatch(r"\w+@plt\+\d+", k)}
+        assert plt, theirs
+        for k, pct in plt.items():
+            assert abs(mine.get(k, -1) - pct) <= 0.02, (k, mine.get(k), pct)
 
 
 def chain_of_top_row(out):
