@@ -122,9 +122,6 @@ const char *sonde_agent_client_strerror(const struct sonde_agent_client *c);
 int sonde_agent_client_record(struct sonde_agent_client *c,
 			      const struct sonde_agent_record_req *req, struct sonde_pd_writer *w);
 
-/* A STOP frame's bytes, for writing from a signal handler. */
-extern const uint8_t sonde_agent_stop_frame[SONDE_AGENT_FRAME_SIZE];
-
 /* Build id of a kernel/module/file on the target (enum sonde_bid_kind).
  * Return: its length (> 0), -ENOENT, or -EACCES when refused. */
 int sonde_agent_client_build_id(struct sonde_agent_client *c, int kind, const char *name,

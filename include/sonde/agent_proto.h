@@ -38,26 +38,42 @@
 #define SONDE_AGENT_MAX_TOKEN 256u
 #define SONDE_AGENT_DEFAULT_PORT 4243
 
+/*
+ * Every message type, once: X(NAME, number, sender, payload) makes the
+ * enum, the name table (sonde_agent_msg_name()) and the count the unit
+ * test's round trips are checked against.  The numbers are the wire's:
+ * never renumber.  Payload fields in order: u32 'u', u64 'q', string 's',
+ * blob 'b', raw records to the end 'r', and '#(...)' a u32 count then
+ * that many of the group.
+ */
+#define SONDE_AGENT_MESSAGES(X)                                                            \
+	X(HELLO, 1, AGENT, "uusssuuuqq")                                                    \
+	X(AUTH, 2, HOST, "ub")                                                              \
+	X(OK, 3, AGENT, "")                                                                 \
+	X(ERROR, 4, EITHER, "us")                                                           \
+	X(RECORD, 5, HOST, "#(ss)qquuuus#(u)#(u)#(s)#(s)")                                  \
+	X(EVENTS, 6, AGENT, "qqu#(sb#(q))")                                                 \
+	X(FEATURE, 7, AGENT, "ub")                                                          \
+	X(DATA, 8, AGENT, "r")                                                              \
+	X(END, 9, AGENT, "uuq#(uqqq)s")                                                     \
+	X(STOP, 10, HOST, "")                                                               \
+	X(BUILDID, 11, HOST, "uus")                                                         \
+	X(BUILDID_REPLY, 12, AGENT, "b")                                                    \
+	X(FILE, 13, HOST, "u")                                                              \
+	X(FILE_REPLY, 14, AGENT, "b")                                                       \
+	X(LIST, 15, HOST, "s")                                                              \
+	X(LIST_REPLY, 16, AGENT, "#(ss)")                                                   \
+	X(BYE, 17, HOST, "")
+
 enum sonde_agent_msg {
-	SONDE_AM_HELLO = 1,
-	SONDE_AM_AUTH,
-	SONDE_AM_OK,
-	SONDE_AM_ERROR,
-	SONDE_AM_RECORD,
-	SONDE_AM_EVENTS,
-	SONDE_AM_FEATURE,
-	SONDE_AM_DATA,
-	SONDE_AM_END,
-	SONDE_AM_STOP,
-	SONDE_AM_BUILDID,
-	SONDE_AM_BUILDID_REPLY,
-	SONDE_AM_FILE,
-	SONDE_AM_FILE_REPLY,
-	SONDE_AM_LIST,
-	SONDE_AM_LIST_REPLY,
-	SONDE_AM_BYE,
+#define SONDE_AGENT_MSG_ENUM(name, num, sender, fields) SONDE_AM_##name = num,
+	SONDE_AGENT_MESSAGES(SONDE_AGENT_MSG_ENUM)
+#undef SONDE_AGENT_MSG_ENUM
 	SONDE_AM_MAX_
 };
+
+/* How many message types there are (numbered 1 to this). */
+#define SONDE_AGENT_NR_MESSAGES (SONDE_AM_MAX_ - 1)
 
 /* Hello flags. */
 #define SONDE_AGENT_F_ALLOW_EXEC 0x1u
@@ -203,6 +219,42 @@ void sonde_agent_events_fini(struct sonde_agent_events *e);
 void sonde_agent_put_end(struct sonde_wbuf *b, const struct sonde_agent_end *e);
 int sonde_agent_get_end(struct sonde_wmsg *m, struct sonde_agent_end *e);
 void sonde_agent_end_fini(struct sonde_agent_end *e);
+/* The small messages, one encoder and decoder each (decoded strings and
+ * blobs are borrowed from the message).  OK, STOP and BYE carry nothing:
+ * sonde_agent_put_empty(). */
+void sonde_agent_put_empty(struct sonde_wbuf *b, uint16_t type);
+void sonde_agent_put_auth(struct sonde_wbuf *b, uint32_t proto, const void *token, size_t len);
+int sonde_agent_get_auth(struct sonde_wmsg *m, uint32_t *proto, const void **token,
+			 uint32_t *len);
+void sonde_agent_put_feature(struct sonde_wbuf *b, uint32_t bit, const void *data, size_t len);
+int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **data,
+			    uint32_t *len);
+void sonde_agent_put_buildid(struct sonde_wbuf *b, uint32_t kind, uint32_t pid,
+			     const char *name);
+int sonde_agent_get_buildid(struct sonde_wmsg *m, uint32_t *kind, uint32_t *pid,
+			    const char **name);
+/* BUILDID_REPLY and FILE_REPLY: one blob (@type says which). */
+void sonde_agent_put_reply_blob(struct sonde_wbuf *b, uint16_t type, const void *p, size_t len);
+int sonde_agent_get_reply_blob(struct sonde_wmsg *m, uint32_t max, const void **p,
+			       uint32_t *len);
+void sonde_agent_put_file(struct sonde_wbuf *b, uint32_t kind);
+int sonde_agent_get_file(struct sonde_wmsg *m, uint32_t *kind);
+void sonde_agent_put_list(struct sonde_wbuf *b, const char *what);
+int sonde_agent_get_list(struct sonde_wmsg *m, const char **what);
+/* LIST_REPLY, built a line at a time: begin, add..., end (the count is
+ * filled in at the end); read back with a callback per line. */
+struct sonde_agent_list_reply {
+	size_t count_at;
+	uint32_t n;
+};
+void sonde_agent_list_reply_begin(struct sonde_wbuf *b, struct sonde_agent_list_reply *lr);
+void sonde_agent_list_reply_add(struct sonde_wbuf *b, struct sonde_agent_list_reply *lr,
+				const char *name, const char *kind);
+void sonde_agent_list_reply_end(struct sonde_wbuf *b, const struct sonde_agent_list_reply *lr);
+int sonde_agent_get_list_reply(struct sonde_wmsg *m,
+			       void (*line)(void *ctx, const char *name, const char *kind),
+			       void *ctx);
+
 /* DATA: whole records, each perf_event_header.size >= 8 and inside the payload. */
 int sonde_agent_check_records(const void *p, size_t len, bool big_endian);
 
@@ -238,6 +290,12 @@ int sonde_agent_send(struct sonde_agent_conn *c, const struct sonde_wbuf *b);
 int sonde_agent_recv(struct sonde_agent_conn *c, uint32_t max, struct sonde_wmsg *m);
 void sonde_agent_conn_fini(struct sonde_agent_conn *c);
 
+/* A STOP frame's bytes, for writing from a signal handler. */
+extern const uint8_t sonde_agent_stop_frame[SONDE_AGENT_FRAME_SIZE];
+
+/* "HELLO", "AUTH", ... from the table; "?" for a number it lacks. */
 const char *sonde_agent_msg_name(uint16_t type);
+/* The payload's fields as the table gives them (see above); NULL when unknown. */
+const char *sonde_agent_msg_fields(uint16_t type);
 
 #endif

@@ -23,9 +23,6 @@
 
 #include <sonde/perf_data.h>
 
-const uint8_t sonde_agent_stop_frame[SONDE_AGENT_FRAME_SIZE] = {
-    0, 0, 0, 0, SONDE_AM_STOP, 0, SONDE_AGENT_PROTO_VERSION, 0};
-
 static int tcp_connect(struct sonde_agent_client *c, const char *target)
 {
 	char host[256];
@@ -214,10 +211,7 @@ int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, co
 					"--token or SONDE_AGENT_TOKEN (an agent on this machine "
 					"keeps it in /run/sonde-agent/token, readable by root)",
 					target);
-	sonde_wbuf_begin(&b, SONDE_AM_AUTH);
-	sonde_wbuf_u32(&b, SONDE_AGENT_PROTO_VERSION);
-	sonde_wbuf_blob(&b, token, token_len);
-	sonde_wbuf_end(&b);
+	sonde_agent_put_auth(&b, SONDE_AGENT_PROTO_VERSION, token, token_len);
 	r = sonde_agent_send(&c->conn, &b);
 	sonde_wbuf_fini(&b);
 	if (r < 0)
@@ -229,8 +223,7 @@ void sonde_agent_client_bye(struct sonde_agent_client *c)
 {
 	struct sonde_wbuf b = {0};
 
-	sonde_wbuf_begin(&b, SONDE_AM_BYE);
-	sonde_wbuf_end(&b);
+	sonde_agent_put_empty(&b, SONDE_AM_BYE);
 	sonde_agent_send(&c->conn, &b);
 	sonde_wbuf_fini(&b);
 }
@@ -313,10 +306,11 @@ int sonde_agent_client_record(struct sonde_agent_client *c,
 			c->received += m.len;
 			break;
 		case SONDE_AM_FEATURE: {
-			uint32_t bit = sonde_wmsg_u32(&m), len;
-			const void *blob = sonde_wmsg_blob(&m, SONDE_AGENT_MAX_REPLY, &len);
+			uint32_t bit, len;
+			const void *blob;
 
-			if (sonde_wmsg_done(&m) < 0 || bit >= SONDE_PD_FEAT_BITS)
+			if (sonde_agent_get_feature(&m, &bit, &blob, &len) < 0 ||
+			    bit >= SONDE_PD_FEAT_BITS)
 				return sonde_errmsg_set(&c->err, -EBADMSG,
 							"malformed FEATURE from the agent");
 			r = sonde_pd_writer_set_feature(w, bit, blob, len);
@@ -354,19 +348,14 @@ int sonde_agent_client_build_id(struct sonde_agent_client *c, int kind, const ch
 	uint32_t len;
 	int r;
 
-	sonde_wbuf_begin(&b, SONDE_AM_BUILDID);
-	sonde_wbuf_u32(&b, (uint32_t)kind);
-	sonde_wbuf_u32(&b, pid);
-	sonde_wbuf_str(&b, name ? name : "");
-	sonde_wbuf_end(&b);
+	sonde_agent_put_buildid(&b, (uint32_t)kind, pid, name);
 	r = sonde_agent_send(&c->conn, &b);
 	sonde_wbuf_fini(&b);
 	if (r < 0)
 		return r;
 	if ((r = expect(c, SONDE_AM_BUILDID_REPLY, &m, "a build id")) < 0)
 		return r == -EIO ? -EACCES : r;
-	blob = sonde_wmsg_blob(&m, 20, &len);
-	if (sonde_wmsg_done(&m) < 0)
+	if (sonde_agent_get_reply_blob(&m, 20, &blob, &len) < 0)
 		return -EBADMSG;
 	if (!len)
 		return -ENOENT;
@@ -382,17 +371,14 @@ int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **
 	uint32_t n;
 	int r;
 
-	sonde_wbuf_begin(&b, SONDE_AM_FILE);
-	sonde_wbuf_u32(&b, kind);
-	sonde_wbuf_end(&b);
+	sonde_agent_put_file(&b, kind);
 	r = sonde_agent_send(&c->conn, &b);
 	sonde_wbuf_fini(&b);
 	if (r < 0)
 		return r;
 	if ((r = expect(c, SONDE_AM_FILE_REPLY, &m, "a file")) < 0)
 		return r;
-	p = sonde_wmsg_blob(&m, SONDE_AGENT_MAX_REPLY, &n);
-	if (sonde_wmsg_done(&m) < 0)
+	if (sonde_agent_get_reply_blob(&m, SONDE_AGENT_MAX_REPLY, &p, &n) < 0)
 		return -EBADMSG;
 	if (!(*blob = malloc(n + 1)))
 		return -ENOMEM;
@@ -407,25 +393,16 @@ int sonde_agent_client_list(struct sonde_agent_client *c, const char *what,
 {
 	struct sonde_wbuf b = {0};
 	struct sonde_wmsg m;
-	uint32_t n;
 	int r;
 
-	sonde_wbuf_begin(&b, SONDE_AM_LIST);
-	sonde_wbuf_str(&b, what ? what : "");
-	sonde_wbuf_end(&b);
+	sonde_agent_put_list(&b, what);
 	r = sonde_agent_send(&c->conn, &b);
 	sonde_wbuf_fini(&b);
 	if (r < 0)
 		return r;
 	if ((r = expect(c, SONDE_AM_LIST_REPLY, &m, "the event list")) < 0)
 		return r;
-	n = sonde_wmsg_u32(&m);
-	for (uint32_t i = 0; i < n && !m.err; i++) {
-		const char *name = sonde_wmsg_str(&m, SONDE_AGENT_MAX_STRING);
-		const char *kind = sonde_wmsg_str(&m, SONDE_AGENT_MAX_STRING);
-
-		if (!m.err)
-			line(ctx, name, kind);
-	}
-	return sonde_wmsg_done(&m) < 0 ? sonde_errmsg_set(&c->err, -EBADMSG, "malformed list") : 0;
+	return sonde_agent_get_list_reply(&m, line, ctx) < 0
+		   ? sonde_errmsg_set(&c->err, -EBADMSG, "malformed list")
+		   : 0;
 }

@@ -695,13 +695,162 @@ void sonde_agent_conn_fini(struct sonde_agent_conn *c)
 	c->cap = 0;
 }
 
+static const struct {
+	const char *name, *fields;
+} msgs[] = {
+#define SONDE_AGENT_MSG_ROW(name, num, sender, fields) [num] = {#name, fields},
+    SONDE_AGENT_MESSAGES(SONDE_AGENT_MSG_ROW)
+#undef SONDE_AGENT_MSG_ROW
+};
+
+_Static_assert(sizeof(msgs) / sizeof(msgs[0]) == SONDE_AM_MAX_,
+	       "message numbers run from 1 without gaps");
+
 const char *sonde_agent_msg_name(uint16_t type)
 {
-	static const char *const names[] = {
-	    "?",	  "HELLO", "AUTH",	 "OK",	 "ERROR",   "RECORD",	     "EVENTS",
-	    "FEATURE",	  "DATA",  "END",	 "STOP", "BUILDID", "BUILDID_REPLY", "FILE",
-	    "FILE_REPLY", "LIST",  "LIST_REPLY", "BYE",
-	};
+	return type && type < SONDE_AM_MAX_ ? msgs[type].name : "?";
+}
 
-	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
+const char *sonde_agent_msg_fields(uint16_t type)
+{
+	return type && type < SONDE_AM_MAX_ ? msgs[type].fields : NULL;
+}
+
+const uint8_t sonde_agent_stop_frame[SONDE_AGENT_FRAME_SIZE] = {
+    0, 0, 0, 0, SONDE_AM_STOP, 0, SONDE_AGENT_PROTO_VERSION, 0};
+
+void sonde_agent_put_empty(struct sonde_wbuf *b, uint16_t type)
+{
+	sonde_wbuf_begin(b, type);
+	sonde_wbuf_end(b);
+}
+
+void sonde_agent_put_auth(struct sonde_wbuf *b, uint32_t proto, const void *token, size_t len)
+{
+	sonde_wbuf_begin(b, SONDE_AM_AUTH);
+	sonde_wbuf_u32(b, proto);
+	sonde_wbuf_blob(b, token, len);
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_auth(struct sonde_wmsg *m, uint32_t *proto, const void **token,
+			 uint32_t *len)
+{
+	*proto = sonde_wmsg_u32(m);
+	*token = sonde_wmsg_blob(m, SONDE_AGENT_MAX_TOKEN, len);
+	return sonde_wmsg_done(m);
+}
+
+void sonde_agent_put_feature(struct sonde_wbuf *b, uint32_t bit, const void *data, size_t len)
+{
+	sonde_wbuf_begin(b, SONDE_AM_FEATURE);
+	sonde_wbuf_u32(b, bit);
+	sonde_wbuf_blob(b, data, len);
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **data,
+			    uint32_t *len)
+{
+	*bit = sonde_wmsg_u32(m);
+	*data = sonde_wmsg_blob(m, SONDE_AGENT_MAX_REPLY, len);
+	return sonde_wmsg_done(m);
+}
+
+void sonde_agent_put_buildid(struct sonde_wbuf *b, uint32_t kind, uint32_t pid, const char *name)
+{
+	sonde_wbuf_begin(b, SONDE_AM_BUILDID);
+	sonde_wbuf_u32(b, kind);
+	sonde_wbuf_u32(b, pid);
+	sonde_wbuf_str(b, name ? name : "");
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_buildid(struct sonde_wmsg *m, uint32_t *kind, uint32_t *pid,
+			    const char **name)
+{
+	*kind = sonde_wmsg_u32(m);
+	*pid = sonde_wmsg_u32(m);
+	*name = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
+	return sonde_wmsg_done(m);
+}
+
+void sonde_agent_put_reply_blob(struct sonde_wbuf *b, uint16_t type, const void *p, size_t len)
+{
+	sonde_wbuf_begin(b, type);
+	sonde_wbuf_blob(b, p, len);
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_reply_blob(struct sonde_wmsg *m, uint32_t max, const void **p,
+			       uint32_t *len)
+{
+	*p = sonde_wmsg_blob(m, max, len);
+	return sonde_wmsg_done(m);
+}
+
+void sonde_agent_put_file(struct sonde_wbuf *b, uint32_t kind)
+{
+	sonde_wbuf_begin(b, SONDE_AM_FILE);
+	sonde_wbuf_u32(b, kind);
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_file(struct sonde_wmsg *m, uint32_t *kind)
+{
+	*kind = sonde_wmsg_u32(m);
+	return sonde_wmsg_done(m);
+}
+
+void sonde_agent_put_list(struct sonde_wbuf *b, const char *what)
+{
+	sonde_wbuf_begin(b, SONDE_AM_LIST);
+	sonde_wbuf_str(b, what ? what : "");
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_list(struct sonde_wmsg *m, const char **what)
+{
+	*what = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
+	return sonde_wmsg_done(m);
+}
+
+void sonde_agent_list_reply_begin(struct sonde_wbuf *b, struct sonde_agent_list_reply *lr)
+{
+	sonde_wbuf_begin(b, SONDE_AM_LIST_REPLY);
+	lr->count_at = b->len;
+	lr->n = 0;
+	sonde_wbuf_u32(b, 0);
+}
+
+void sonde_agent_list_reply_add(struct sonde_wbuf *b, struct sonde_agent_list_reply *lr,
+				const char *name, const char *kind)
+{
+	sonde_wbuf_str(b, name);
+	sonde_wbuf_str(b, kind);
+	lr->n++;
+}
+
+void sonde_agent_list_reply_end(struct sonde_wbuf *b, const struct sonde_agent_list_reply *lr)
+{
+	if (!b->err)
+		for (int i = 0; i < 4; i++)
+			b->p[lr->count_at + (size_t)i] = (uint8_t)(lr->n >> (8 * i));
+	sonde_wbuf_end(b);
+}
+
+int sonde_agent_get_list_reply(struct sonde_wmsg *m,
+			       void (*line)(void *ctx, const char *name, const char *kind),
+			       void *ctx)
+{
+	uint32_t n = sonde_wmsg_u32(m);
+
+	for (uint32_t i = 0; i < n && !m->err; i++) {
+		const char *name = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
+		const char *kind = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
+
+		if (!m->err)
+			line(ctx, name, kind);
+	}
+	return sonde_wmsg_done(m);
 }

@@ -217,10 +217,7 @@ static int send_features(struct session *s, struct sonde_pd_writer *w)
 
 		if (!sonde_pd_writer_feature(w, bit, &data, &len))
 			continue;
-		sonde_wbuf_begin(&s->out, SONDE_AM_FEATURE);
-		sonde_wbuf_u32(&s->out, bit);
-		sonde_wbuf_blob(&s->out, data, len);
-		sonde_wbuf_end(&s->out);
+		sonde_agent_put_feature(&s->out, bit, data, len);
 		if (send_out(s) < 0)
 			return -EPIPE;
 	}
@@ -476,14 +473,14 @@ out:
 
 static int do_buildid(struct session *s, struct sonde_wmsg *m)
 {
-	uint32_t kind = sonde_wmsg_u32(m), pid = sonde_wmsg_u32(m);
-	const char *name = sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
+	uint32_t kind, pid;
+	const char *name;
 	uint8_t id[SONDE_BUILD_ID_MAX];
 	char path[SONDE_AGENT_MAX_STRING + 64];
 	const struct agent_object *o;
 	int r = -ENOENT;
 
-	if (sonde_wmsg_done(m) < 0)
+	if (sonde_agent_get_buildid(m, &kind, &pid, &name) < 0)
 		return -EBADMSG;
 	switch (kind) {
 	case SONDE_AGENT_BID_KERNEL:
@@ -510,9 +507,7 @@ static int do_buildid(struct session *s, struct sonde_wmsg *m)
 	default:
 		return send_error(s, -EINVAL, "unknown build-id kind %u", kind);
 	}
-	sonde_wbuf_begin(&s->out, SONDE_AM_BUILDID_REPLY);
-	sonde_wbuf_blob(&s->out, id, r > 0 ? (size_t)r : 0);
-	sonde_wbuf_end(&s->out);
+	sonde_agent_put_reply_blob(&s->out, SONDE_AM_BUILDID_REPLY, id, r > 0 ? (size_t)r : 0);
 	return send_out(s);
 }
 
@@ -532,12 +527,12 @@ static int vdso_copy(char **blob, size_t *len)
 
 static int do_file(struct session *s, struct sonde_wmsg *m)
 {
-	uint32_t kind = sonde_wmsg_u32(m);
+	uint32_t kind;
 	char *blob = NULL;
 	size_t len = 0;
 	int r;
 
-	if (sonde_wmsg_done(m) < 0)
+	if (sonde_agent_get_file(m, &kind) < 0)
 		return -EBADMSG;
 	if (kind == SONDE_AGENT_FILE_KALLSYMS)
 		r = sonde_kallsyms_snapshot("/proc", &blob, &len);
@@ -549,18 +544,9 @@ static int do_file(struct session *s, struct sonde_wmsg *m)
 		return send_error(s, -EACCES, "refused: file kind %u is not served", kind);
 	if (r < 0)
 		return send_error(s, r, "%s", sonde_strerror(r));
-	sonde_wbuf_begin(&s->out, SONDE_AM_FILE_REPLY);
-	sonde_wbuf_blob(&s->out, blob, len);
-	sonde_wbuf_end(&s->out);
+	sonde_agent_put_reply_blob(&s->out, SONDE_AM_FILE_REPLY, blob, len);
 	free(blob);
 	return send_out(s);
-}
-
-static void list_line(struct sonde_wbuf *b, uint32_t *n, const char *name, const char *what)
-{
-	sonde_wbuf_str(b, name);
-	sonde_wbuf_str(b, what);
-	(*n)++;
 }
 
 /* The events this target can open, by kind (what `sonde list` shows). */
@@ -570,26 +556,23 @@ static int do_list(struct session *s, struct sonde_wmsg *m)
 	const char *hw_what = hw ? "Hardware event" : "Hardware event; not supported here";
 	struct sonde_strlist a, b;
 	struct sonde_wbuf *o = &s->out;
-	uint32_t n = 0;
-	size_t count_at;
+	struct sonde_agent_list_reply n;
+	const char *what;
 	char name[600];
 	size_t ne;
 	const struct sonde_named_event *ev = sonde_named_events(&ne);
 
-	(void)sonde_wmsg_str(m, SONDE_AGENT_MAX_STRING);
-	if (sonde_wmsg_done(m) < 0)
+	if (sonde_agent_get_list(m, &what) < 0)
 		return -EBADMSG;
-	sonde_wbuf_begin(o, SONDE_AM_LIST_REPLY);
-	count_at = o->len;
-	sonde_wbuf_u32(o, 0);
+	sonde_agent_list_reply_begin(o, &n);
 	for (size_t i = 0; i < ne; i++)
-		list_line(o, &n, ev[i].name,
+		sonde_agent_list_reply_add(o, &n, ev[i].name,
 			  ev[i].type == PERF_TYPE_HARDWARE ? hw_what : "Software event");
 	for (unsigned int i = 0; i < sonde_cache_event_count(); i++) {
 		uint64_t config;
 
 		if (sonde_cache_event_name(i, name, sizeof(name), &config))
-			list_line(o, &n, name,
+			sonde_agent_list_reply_add(o, &n, name,
 				  hw ? "Hardware cache event"
 				     : "Hardware cache event; not supported here");
 	}
@@ -600,7 +583,7 @@ static int do_list(struct session *s, struct sonde_wmsg *m)
 		sonde_pmu_event_names("/sys", a.v[i], &b);
 		for (size_t j = 0; j < b.n; j++) {
 			snprintf(name, sizeof(name), "%s/%s/", a.v[i], b.v[j]);
-			list_line(o, &n, name, "Kernel PMU event");
+			sonde_agent_list_reply_add(o, &n, name, "Kernel PMU event");
 		}
 		sonde_strlist_fini(&b);
 	}
@@ -613,21 +596,15 @@ static int do_list(struct session *s, struct sonde_wmsg *m)
 			sonde_tracepoint_events(s->tracefs, a.v[i], &b);
 			for (size_t j = 0; j < b.n; j++) {
 				snprintf(name, sizeof(name), "%s:%s", a.v[i], b.v[j]);
-				list_line(o, &n, name, "Tracepoint event");
+				sonde_agent_list_reply_add(o, &n, name, "Tracepoint event");
 			}
 			sonde_strlist_fini(&b);
 		}
 		sonde_strlist_fini(&a);
 	} else {
-		list_line(o, &n, "tracepoints", "not available: no tracefs on the target");
+		sonde_agent_list_reply_add(o, &n, "tracepoints", "not available: no tracefs on the target");
 	}
-	if (!o->err) {
-		o->p[count_at] = (uint8_t)n;
-		o->p[count_at + 1] = (uint8_t)(n >> 8);
-		o->p[count_at + 2] = (uint8_t)(n >> 16);
-		o->p[count_at + 3] = (uint8_t)(n >> 24);
-	}
-	sonde_wbuf_end(o);
+	sonde_agent_list_reply_end(o, &n);
 	return send_out(s);
 }
 
@@ -679,9 +656,7 @@ static int authenticate(struct session *s, struct sonde_errmsg *why)
 		return sonde_errmsg_set(why, -EPROTO, "host sent %s before AUTH",
 					sonde_agent_msg_name(m.type));
 	}
-	proto = sonde_wmsg_u32(&m);
-	tok = sonde_wmsg_blob(&m, SONDE_AGENT_MAX_TOKEN, &tlen);
-	if (sonde_wmsg_done(&m) < 0)
+	if (sonde_agent_get_auth(&m, &proto, &tok, &tlen) < 0)
 		return sonde_errmsg_set(why, -EBADMSG, "malformed AUTH");
 	if (proto != SONDE_AGENT_PROTO_VERSION) {
 		send_error(s, -EPROTO, "protocol version %u, the agent speaks %u", proto,
@@ -694,8 +669,7 @@ static int authenticate(struct session *s, struct sonde_errmsg *why)
 		send_error(s, -EACCES, "authentication failed: wrong or missing token");
 		return sonde_errmsg_set(why, -EACCES, "wrong token");
 	}
-	sonde_wbuf_begin(&s->out, SONDE_AM_OK);
-	sonde_wbuf_end(&s->out);
+	sonde_agent_put_empty(&s->out, SONDE_AM_OK);
 	if (send_out(s) < 0)
 		return sonde_errmsg_set(why, -EPIPE, "the host left after AUTH");
 	if (s->cfg->authenticated)
