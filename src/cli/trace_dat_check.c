@@ -16,6 +16,8 @@
  */
 #include "trace_dat_check.h"
 
+#include <sonde/tracepoint.h>
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,11 +107,19 @@ static int tag(struct cur *c, const char *want)
 	return s ? 0 : -1;
 }
 
-/* @n blobs of an 8-byte size each. */
+/* @n format texts of an 8-byte size each, with the kernel's shape (libtracecmd
+ * hands them to libtraceevent, which trusts it: sonde_tp_format_safe()). */
 static int blobs(struct cur *c, uint64_t n, const char *what)
 {
-	for (uint64_t i = 0; i < n && !c->failed; i++)
-		skip(c, num(c, 8, what), what);
+	for (uint64_t i = 0; i < n && !c->failed; i++) {
+		uint64_t len = num(c, 8, what);
+		size_t at = c->off;
+
+		if (skip(c, len, what) == 0 && !sonde_tp_format_safe((const char *)c->d + at, (size_t)len)) {
+			c->off = at;
+			return fail(c, "%s: not a format text the kernel writes", what);
+		}
+	}
 	return c->failed ? -1 : 0;
 }
 
