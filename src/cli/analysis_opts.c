@@ -92,3 +92,21 @@ void cli_warn_objects(const struct sonde_session *ses)
 			cli_warn("%s", w);
 	}
 }
+
+void cli_session_opts(struct sonde_session_opts *so, const struct sonde_strlist *comms,
+		      const uint32_t *pids, size_t npids, const struct sonde_strlist *dsos,
+		      const struct sonde_strlist *debug_dirs, const struct sonde_strlist *images)
+{
+	so->filter.comms = (const char *const *)comms->v;
+	so->filter.ncomms = comms->n;
+	so->filter.pids = pids;
+	so->filter.npids = npids;
+	so->filter.dsos = (const char *const *)dsos->v;
+	so->filter.ndsos = dsos->n;
+	so->sym.debug_dirs = (const char *const *)debug_dirs->v;
+	so->sym.nr_debug_dirs = debug_dirs->n;
+	so->sym.buildid_dir = cli_buildid_dir(so->sym.buildid_dir);
+	so->sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
+	so->sym.images = (const char *const *)images->v;
+	so->sym.nr_images = images->n;
+}

@@ -29,6 +29,15 @@ const char *cli_buildid_dir(const char *opt);
  * neither variable.  Return: borrowed (a static buffer), or NULL.
  */
 const char *cli_kallsyms_cache_dir(void);
+/*
+ * The session options report and annotate fill alike: the --comm, --pid
+ * and --dso filters, the debug folders and images, and the caches' folders
+ * (the build-id cache as given or perf's default, the kallsyms cache).
+ * The lists are borrowed for the pass.
+ */
+void cli_session_opts(struct sonde_session_opts *so, const struct sonde_strlist *comms,
+		      const uint32_t *pids, size_t npids, const struct sonde_strlist *dsos,
+		      const struct sonde_strlist *debug_dirs, const struct sonde_strlist *images);
 /* One warning line per object whose samples stay unresolved for a reason the
  * user must know (a file rebuilt since the capture). */
 void cli_warn_objects(const struct sonde_session *ses);

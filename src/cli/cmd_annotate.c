@@ -348,18 +348,8 @@ static int run(struct annotate_cli *c)
 	 * resolved by the pass (symbol ids depend on it), not aggregated. */
 	c->ro.keys[0] = SONDE_SORT_SYM;
 	c->ro.nkeys = 1;
-	c->ro.ses.filter.comms = (const char *const *)c->comms.v;
-	c->ro.ses.filter.ncomms = c->comms.n;
-	c->ro.ses.filter.pids = c->pids;
-	c->ro.ses.filter.npids = c->npids;
-	c->ro.ses.filter.dsos = (const char *const *)c->dsos.v;
-	c->ro.ses.filter.ndsos = c->dsos.n;
-	c->ro.ses.sym.debug_dirs = (const char *const *)c->debug_dirs.v;
-	c->ro.ses.sym.nr_debug_dirs = c->debug_dirs.n;
-	c->ro.ses.sym.buildid_dir = cli_buildid_dir(c->ro.ses.sym.buildid_dir);
-	c->ro.ses.sym.kallsyms_cache_dir = cli_kallsyms_cache_dir();
-	c->ro.ses.sym.images = (const char *const *)c->images.v;
-	c->ro.ses.sym.nr_images = c->images.n;
+	cli_session_opts(&c->ro.ses, &c->comms, c->pids, c->npids, &c->dsos, &c->debug_dirs,
+			 &c->images);
 	if (isatty(STDERR_FILENO) && !c->quiet) {
 		c->ro.ses.progress = cli_progress;
 		c->ro.ses.progress_ctx = (void *)"annotate";
