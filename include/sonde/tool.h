@@ -24,7 +24,8 @@
 
 #include <sonde/perf_data.h>
 
-struct sonde_session; /* the pass running the tools: machine, events, counters */
+struct sonde_session; /* the pass running the tools: machine, events, counters;
+		       * NULL where the capture side runs a tool without one */
 struct sonde_thread;
 struct sonde_frame;
 

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include <sonde/buildid.h>
+#include <sonde/pd_ordered.h>
 #include <sonde/perf_data.h>
+#include <sonde/tool.h>
 #include <sonde/u32map.h>
 #include <sonde/vdso.h>
 
@@ -127,45 +129,66 @@ static bool is_kernel_mode(uint16_t misc)
 	return mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
 }
 
-static int walk(struct pass *ps, struct sonde_pd_reader *rd)
+/* The pass as a tool (include/sonde/tool.h) over the time-ordered walk: no
+ * session on the capture side, so @ses is NULL. */
+static int on_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts)
 {
-	struct sonde_pd_record rec;
-	struct sonde_pd_event ev;
-	int r;
+	(void)ses;
+	if (ts->s->present & PERF_SAMPLE_IP)
+		mark(ctx, ts->s->pid, ts->s->ip, is_kernel_mode(ts->rec->misc));
+	return 0;
+}
 
-	while ((r = sonde_pd_reader_next(rd, &rec)) == 1) {
-		if (rec.type != PERF_RECORD_SAMPLE && rec.type != PERF_RECORD_MMAP &&
-		    rec.type != PERF_RECORD_MMAP2 && rec.type != PERF_RECORD_FORK &&
-		    rec.type != PERF_RECORD_COMM)
-			continue;
-		if (sonde_pd_reader_parse(rd, &rec, &ev) < 0)
-			continue;
-		switch (rec.type) {
-		case PERF_RECORD_SAMPLE:
-			if (ev.sample.present & PERF_SAMPLE_IP)
-				mark(ps, ev.sample.pid, ev.sample.ip, is_kernel_mode(rec.misc));
-			break;
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			r = add_map(ps, &ev.mmap, is_kernel_mode(rec.misc) || ev.mmap.pid == UINT32_MAX);
-			if (r < 0)
-				return r;
-			break;
-		case PERF_RECORD_FORK:
-			if (ev.fork.pid != ev.fork.ppid &&
-			    sonde_u32map_put(&ps->parent, ev.fork.pid, ev.fork.ppid) < 0)
-				return -ENOMEM;
-			break;
-		case PERF_RECORD_COMM:
-			/* exec: the old maps are gone and new MMAP2 records follow. */
-			if (rec.misc & PERF_RECORD_MISC_COMM_EXEC) {
-				sonde_u32map_put(&ps->head, ev.comm.pid, NO_MAP);
-				sonde_u32map_put(&ps->parent, ev.comm.pid, 0);
-			}
-			break;
-		}
+static int on_mmap(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
+		   const struct sonde_pd_event *ev)
+{
+	(void)ses;
+	return add_map(ctx, &ev->mmap, is_kernel_mode(rec->misc) || ev->mmap.pid == UINT32_MAX);
+}
+
+static int on_fork(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
+		   const struct sonde_pd_event *ev)
+{
+	struct pass *ps = ctx;
+
+	(void)ses;
+	(void)rec;
+	if (ev->fork.pid != ev->fork.ppid &&
+	    sonde_u32map_put(&ps->parent, ev->fork.pid, ev->fork.ppid) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int on_comm(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
+		   const struct sonde_pd_event *ev)
+{
+	struct pass *ps = ctx;
+
+	(void)ses;
+	/* exec: the old maps are gone and new MMAP2 records follow. */
+	if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
+		sonde_u32map_put(&ps->head, ev->comm.pid, NO_MAP);
+		sonde_u32map_put(&ps->parent, ev->comm.pid, 0);
 	}
-	return r;
+	return 0;
+}
+
+static const struct sonde_tool buildid_tool = {
+    .name = "buildids",
+    .sample = on_sample,
+    .mmap = on_mmap,
+    .fork = on_fork,
+    .comm = on_comm,
+};
+
+static int deliver(void *ctx, const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
+{
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		struct sonde_tool_sample ts = {.rec = rec, .s = &ev->sample, .period = 1};
+
+		return buildid_tool.sample(ctx, NULL, &ts);
+	}
+	return sonde_tool_dispatch(&buildid_tool, ctx, NULL, rec, ev);
 }
 
 /* "/lib/modules/.../kernel/drivers/foo-bar.ko" or "[foo_bar]" -> "foo_bar". */
@@ -303,7 +326,7 @@ int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
 	sonde_u32map_init(&ps.head);
 	sonde_u32map_init(&ps.parent);
 	sonde_u32map_init(&ps.last);
-	r = walk(&ps, rd);
+	r = sonde_pd_walk_ordered(rd, deliver, &ps, NULL, NULL, NULL);
 	if (r >= 0)
 		r = emit(&ps, w, src, found ? found : &none);
 	sonde_pd_reader_close(rd);
