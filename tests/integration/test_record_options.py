@@ -85,7 +85,9 @@ def test_delay(tmp_path, delay_ms):
     first = samples[0] - execs[0]
     if delay_ms:
         assert first >= delay_ms / 1000, first
-        assert first < delay_ms / 1000 + 0.1, first
+        # ...and not much later (the loop wakes at the deadline; a loaded
+        # machine may be slow to run it).
+        assert first < delay_ms / 1000 + 0.5, first
     else:
         assert first < 0.05, first
 
