@@ -48,6 +48,7 @@ struct sonde_script_print {
 	struct sonde_tp_decoder *tp; /* NULL: tracepoints shown undecoded */
 	unsigned fields;	     /* 0: each event's default */
 	int name_width;		     /* of the event column: the longest event name */
+	bool ns;		     /* times to the nanosecond (perf script --ns) */
 };
 
 /* Return: 0, or -EIO when writing failed. */

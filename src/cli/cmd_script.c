@@ -42,6 +42,7 @@ static const char usage[] =
     "      --event LIST     only these events (sys:name, name, or cpu-clock...)\n"
     "      --time START,END only samples in this time range (seconds, either side may be empty)\n"
     "      --json           one JSON object per sample, typed field values\n"
+    "      --ns             times to the nanosecond\n"
     "      --summary        counts per event and per process\n"
     "      --io             per process: read and write calls, bytes, failed calls\n"
     "  -k, --vmlinux FILE   kernel image with symbols\n"
@@ -129,6 +130,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_EVENT,
 		OPT_TIME,
 		OPT_JSON,
+		OPT_NS,
 		OPT_SUMMARY,
 		OPT_IO,
 		OPT_SYMFS,
@@ -148,6 +150,7 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"event", required_argument, NULL, OPT_EVENT},
 	    {"time", required_argument, NULL, OPT_TIME},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"ns", no_argument, NULL, OPT_NS},
 	    {"summary", no_argument, NULL, OPT_SUMMARY},
 	    {"io", no_argument, NULL, OPT_IO},
 	    {"vmlinux", required_argument, NULL, 'k'},
@@ -200,6 +203,9 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_TIME:
 			r = parse_time(c, optarg);
+			break;
+		case OPT_NS:
+			c->pr.ns = true;
 			break;
 		case OPT_JSON:
 			c->mode = MODE_JSON;

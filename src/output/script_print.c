@@ -82,7 +82,12 @@ unsigned sonde_script_default_fields(const struct perf_event_attr *a)
 	} else {
 		f |= SONDE_SF_PERIOD | sym;
 	}
-	return available(a, f);
+	f = available(a, f);
+	/* A fixed period (-c) leaves PERIOD out of the samples; perf script
+	 * still shows it, from the attr. */
+	if (a->type != PERF_TYPE_TRACEPOINT && !a->freq && a->sample_period)
+		f |= SONDE_SF_PERIOD;
+	return f;
 }
 
 static unsigned fields_of(const struct sonde_script_print *p, const struct sonde_session *ses,
@@ -100,10 +105,15 @@ static const char *comm_of(const struct sonde_session *ses, const struct sonde_t
 	return c && *c ? c : ":-1";
 }
 
-/* "secs.usecs" as perf's timestamp__scnprintf_usec() writes it. */
-static void fmt_time(char *buf, size_t len, uint64_t ns)
+/* "secs.usecs" as perf's timestamp__scnprintf_usec() writes it, or with
+ * --ns "secs.nsecs" as its timestamp__scnprintf_nsec(). */
+static void fmt_time(char *buf, size_t len, uint64_t ns, bool nsecs)
 {
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
+	if (nsecs)
+		snprintf(buf, len, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+	else
+		snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u,
+			 ns % 1000000000u / 1000u);
 }
 
 /*
@@ -160,11 +170,14 @@ int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_ses
 	if (fl & SONDE_SF_CPU)
 		fprintf(f, "[%03u] ", s->cpu);
 	if (fl & SONDE_SF_TIME) {
-		fmt_time(t, sizeof(t), s->time);
-		fprintf(f, "%12s: ", t);
+		fmt_time(t, sizeof(t), s->time, p->ns);
+		/* perf's column: 12 wide, 15 with nanoseconds */
+		fprintf(f, "%*s: ", p->ns ? 15 : 12, t);
 	}
 	if (fl & SONDE_SF_PERIOD)
-		fprintf(f, "%10" PRIu64 " ", s->period);
+		fprintf(f, "%10" PRIu64 " ",
+			(s->present & PERF_SAMPLE_PERIOD) ? s->period
+							  : (uint64_t)ses->events[rs->event]->attr.sample_period);
 	if (fl & SONDE_SF_EVENT)
 		fprintf(f, "%*s: ", p->name_width, ses->event_names[rs->event]);
 	if ((fl & SONDE_SF_TRACE) && s->raw) {

@@ -292,3 +292,22 @@ def test_sched_latency_on_sonde_capture(tmp_path, tracefs):
     theirs = latency_rows(run(["perf", "sched", "latency", "-p", "-i", str(out)]).stdout)
     assert {k: v[1:] for k, v in theirs.items()} == {k: v[1:] for k, v in rows.items()}
     assert sonde("sched", "latency", "-i", str(out), "--bad", check=False).returncode == 2
+
+
+@pytest.mark.parametrize("who", ["sonde", "perf"])
+def test_ns_and_fixed_period_as_perf(tmp_path, who):
+    """--ns prints nanoseconds in perf's 15-wide column, and a -c capture
+    (no PERIOD in its samples) shows the attr's period, as perf script
+    does: the whole output equals perf script's (the PLT name perf 6.1
+    leaves empty aside, see sonde-script(1))."""
+    data = tmp_path / "c.data"
+    argv = ["-e", "page-faults", "-c", "1", "-o", str(data), "--", workload("sleeper")]
+    if who == "sonde":
+        sonde("record", *argv)
+    else:
+        run(["perf", "record", "-q", "--no-buildid-cache", *argv])
+    for extra in ([], ["--ns"]):
+        ours = [l for l in script(data, *extra).splitlines() if "@plt" not in l]
+        theirs = [l for l in perf_script(data, *extra).splitlines() if "@plt" not in l]
+        assert len(ours) > 10 and ours == theirs
+    assert re.search(r"\s\d+\.\d{9}:\s+1 page-faults:", script(data, "--ns"))
