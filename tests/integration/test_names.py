@@ -129,8 +129,10 @@ def test_aliases_named_as_perf(libcalls):
 
 
 def test_plt_entries_named_as_perf(libcalls):
-    """Samples in the program's PLT stubs: "strtoll@plt" as perf, not _init+0x..."""
-    wanted = same_rows(libcalls, {"libcalls"}, floor=0.1)
+    """Samples in the program's PLT stubs: "strtoll@plt" as perf, not _init+0x...
+    Every row of the program, however small: how many samples the stubs
+    get depends on the CPU (on some, none reaches 0.1%)."""
+    wanted = same_rows(libcalls, {"libcalls"}, floor=0.0)
     assert any(k[1].endswith("@plt") for k in wanted), wanted
     assert not any(k[1] == "_init" for k in sonde_rows(libcalls))
 
