@@ -17,7 +17,6 @@
  * is back whatever happens to the file.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
@@ -35,14 +34,15 @@
 #include <sonde/doctor.h>
 #include <sonde/fileio.h>
 #include <sonde/ftrace.h>
+#include <sonde/ftrace_session.h>
 #include <sonde/idlist.h>
 #include <sonde/signals.h>
 #include <sonde/strlist.h>
+#include <sonde/trace_dat.h>
 #include <sonde/tracefs.h>
 #include <sonde/workload.h>
 
 #include "cli.h"
-#include "trace_dat.h"
 #include "trace_out.h"
 
 static const char trace_usage[] =
@@ -285,7 +285,7 @@ static int list_all(struct cli *cli, const char *glob)
 
 static int report(int argc, char **argv)
 {
-	char err[512];
+	struct sonde_errmsg err = {{0}};
 	uint64_t n = 0;
 
 	if (argc != 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -295,8 +295,8 @@ static int report(int argc, char **argv)
 		}
 		return cli_usage_error("trace", "usage: sonde trace report FILE");
 	}
-	if (trace_dat_report(argv[1], stdout, &n, err, sizeof(err)) < 0) {
-		cli_error("%s", err);
+	if (sonde_trace_dat_report(argv[1], stdout, &n, &err) < 0) {
+		cli_error("%s", err.text);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
@@ -310,12 +310,10 @@ struct run {
 	struct sonde_cpulist cpus;   /* recorded: every online CPU */
 	struct sonde_cpulist traced; /* -C: the CPUs traced (n 0: all of cpus) */
 	int max_cpu;		   /* highest online CPU */
-	struct sonde_ftrace *ft;
-	struct sonde_ftrace_recorder *rec;
+	struct sonde_ftrace_session *fs;
 	struct trace_out out; /* -o: the trace.dat and the page files */
 	struct sonde_workload wl;
-	int status;  /* the workload's wait status, -1 if none */
-	int pipe_fd; /* live: trace_pipe */
+	int status; /* the workload's wait status, -1 if none */
 	bool interrupted;
 	int stop_sig; /* the signal that interrupted, forwarded to the workload */
 	uint64_t live_lines;
@@ -331,51 +329,14 @@ struct run {
 #define WORKLOAD_GRACE_MS 3000
 #define DRAIN_SECONDS 5
 
-/* Copies up to @budget bytes of trace_pipe to stdout.  Return: bytes, 0 when empty, or -errno. */
-static long pump(struct run *t, long budget)
+/* Live: the session's text goes to stdout as it comes.  Return: 0 or -EIO. */
+static int print_text(void *ctx, const char *buf, size_t len)
 {
-	char buf[65536];
-	long total = 0;
+	struct run *t = ctx;
 
-	while (total < budget) {
-		ssize_t n = read(t->pipe_fd, buf, sizeof(buf));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? total : -errno;
-		if (n == 0)
-			return total;
-		for (ssize_t i = 0; i < n; i++)
-			t->live_lines += buf[i] == '\n';
-		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
-			return -EIO;
-		total += n;
-		if ((size_t)n < sizeof(buf))
-			return total;
-	}
-	return total;
-}
-
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Tracing is off: what is left is finite, but stdout may be slow; bounded anyway. */
-static void drain_live(struct run *t)
-{
-	double end = now_seconds() + DRAIN_SECONDS;
-
-	while (pump(t, PUMP_BUDGET) > 0)
-		if (now_seconds() > end) {
-			cli_warn("stopped printing the rest of the buffer after %d s",
-				 DRAIN_SECONDS);
-			break;
-		}
+	for (size_t i = 0; i < len; i++)
+		t->live_lines += buf[i] == '\n';
+	return fwrite(buf, 1, len, stdout) == len ? 0 : -EIO;
 }
 
 /* Whether every -P process has exited. */
@@ -394,8 +355,8 @@ static void loop(struct run *t, const sigset_t *waitmask)
 	int pidfd = -1, pipe_slot = -1, pid_slot = -1;
 	struct timespec tick = {0, 200 * 1000 * 1000};
 
-	if (t->pipe_fd >= 0) {
-		pfd[n].fd = t->pipe_fd;
+	if (sonde_ftrace_session_fd(t->fs) >= 0) {
+		pfd[n].fd = sonde_ftrace_session_fd(t->fs);
 		pfd[n].events = POLLIN;
 		pipe_slot = (int)n++;
 	}
@@ -435,7 +396,8 @@ static void loop(struct run *t, const sigset_t *waitmask)
 			break;
 		if (pr > 0)
 			sonde_signals_deliver(waitmask);
-		if (pipe_slot >= 0 && pfd[pipe_slot].revents && pump(t, PUMP_BUDGET) < 0)
+		if (pipe_slot >= 0 && pfd[pipe_slot].revents &&
+		    sonde_ftrace_session_pump(t->fs, PUMP_BUDGET) < 0)
 			break;
 	}
 	if (pidfd >= 0)
@@ -444,20 +406,20 @@ static void loop(struct run *t, const sigset_t *waitmask)
 
 /* The summary: "[ sonde trace: N events on CPUs 0-1, 12 overrun on CPU 1 ]". */
 static void summary(struct run *t, uint64_t events, bool counted,
-		    const struct sonde_ftrace_stats *st, const bool *have)
+		    const struct sonde_ftrace_session_stats *st)
 {
 	char cpus[128], lost[512] = "";
 	uint64_t overrun = 0, dropped = 0;
 	size_t used = 0;
 
 	sonde_cpulist_format(t->traced.n ? &t->traced : &t->cpus, cpus, sizeof(cpus));
-	for (int c = 0; c <= t->max_cpu; c++) {
+	for (int c = 0; c < st->ncpus; c++) {
 		uint64_t o, d;
 
-		if (!have[c])
+		if (!st->have[c])
 			continue;
-		o = st[c].overrun + st[c].commit_overrun;
-		d = st[c].dropped;
+		o = st->cpu[c].overrun + st->cpu[c].commit_overrun;
+		d = st->cpu[c].dropped;
 		overrun += o;
 		dropped += d;
 		if (o && used < sizeof(lost))
@@ -475,33 +437,6 @@ static void summary(struct run *t, uint64_t events, bool counted,
 	if (t->o->output)
 		fprintf(stderr, " written to %s", t->o->output);
 	fprintf(stderr, "%s%s ]\n", lost, overrun || dropped ? " (a bigger -b keeps them)" : "");
-}
-
-static int start_recorder(struct run *t, struct sonde_errmsg *err)
-{
-	const char **paths = calloc(t->cpus.n, sizeof(*paths));
-	int r;
-
-	if (!paths)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cpus.n; i++)
-		paths[i] = t->out.cpu_files[t->cpus.cpus[i]];
-	r = sonde_ftrace_recorder_start(t->ft, t->cpus.cpus, paths, t->cpus.n, &t->rec, err);
-	free(paths);
-	return r;
-}
-
-static int open_live(struct run *t, struct sonde_errmsg *err)
-{
-	char path[PATH_MAX];
-	int r = sonde_ftrace_path(t->ft, "trace_pipe", path, sizeof(path));
-
-	if (r < 0)
-		return r;
-	t->pipe_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (t->pipe_fd < 0)
-		return sonde_errmsg_set(err, -errno, "%s: %s", path, strerror(errno));
-	return 0;
 }
 
 /* Explains a failed setup: the doctor's words for a refused tracer. */
@@ -524,9 +459,9 @@ static void setup_error(struct run *t, int r, const struct sonde_errmsg *err)
 
 static int write_dat(struct run *t, const char **stats_text)
 {
-	struct trace_dat_spec spec = {0};
+	struct sonde_trace_dat_spec spec = {0};
 	const char **globs = calloc(t->o->nevents + 1, sizeof(*globs));
-	char err[512];
+	struct sonde_errmsg err = {{0}};
 	int r;
 
 	if (!globs)
@@ -537,47 +472,44 @@ static int write_dat(struct run *t, const char **stats_text)
 	spec.event_globs = globs;
 	spec.nglobs = t->o->nevents;
 	spec.cpu_stats = stats_text;
-	r = trace_out_commit(&t->out, &spec, err, sizeof(err));
+	r = trace_out_commit(&t->out, &spec, &err);
 	free(globs);
 	if (r < 0)
-		cli_error("%s", err);
+		cli_error("%s", err.text);
 	return r;
 }
 
-static int run_trace(struct run *t)
+/* The session's configuration from the options.  Return: 0 or an exit code (printed). */
+static int session_config(struct run *t, struct sonde_ftrace_session_config *scfg, char *mask,
+			  size_t masklen)
 {
 	struct trace_opts *o = t->o;
-	struct sonde_ftrace_config cfg = {0};
-	struct sonde_errmsg err = {{0}};
-	struct sonde_ftrace_stats *st = NULL;
-	bool *have = NULL;
-	char **stats_text = NULL;
-	char mask[1200];
-	sigset_t block, waitmask;
-	uint64_t events = 0;
-	bool counted = false;
-	int r, ret = EXIT_FAIL;
+	struct sonde_ftrace_config *cfg = &scfg->ftrace;
 
-	cfg.tracefs = t->cli->roots.tracefs;
-	cfg.sysfs = "/sys";
-	cfg.tracer = o->tracer;
-	cfg.top_level = o->tracer && !strcmp(o->tracer, "blk");
-	cfg.functions = (const char *const *)o->functions.v;
-	cfg.nfunctions = o->functions.n;
-	cfg.notrace = (const char *const *)o->notrace.v;
-	cfg.nnotrace = o->notrace.n;
-	cfg.events = o->events;
-	cfg.nevents = o->nevents;
-	cfg.pids = o->pids;
-	cfg.npids = o->npids;
-	cfg.devices = (const char *const *)o->devices.v;
-	cfg.ndevices = o->devices.n;
-	cfg.buffer_kb = o->buffer_kb;
+	cfg->tracefs = t->cli->roots.tracefs;
+	cfg->sysfs = "/sys";
+	cfg->tracer = o->tracer;
+	cfg->top_level = o->tracer && !strcmp(o->tracer, "blk");
+	cfg->functions = (const char *const *)o->functions.v;
+	cfg->nfunctions = o->functions.n;
+	cfg->notrace = (const char *const *)o->notrace.v;
+	cfg->nnotrace = o->notrace.n;
+	cfg->events = o->events;
+	cfg->nevents = o->nevents;
+	cfg->pids = o->pids;
+	cfg->npids = o->npids;
+	cfg->devices = (const char *const *)o->devices.v;
+	cfg->ndevices = o->devices.n;
+	cfg->buffer_kb = o->buffer_kb;
+	scfg->cpus = t->cpus.cpus;
+	scfg->ncpus = t->cpus.n;
+	scfg->on_text = print_text;
+	scfg->ctx = t;
 	if (o->cpu_list) {
 		struct sonde_cpulist only;
 
 		if (sonde_cpulist_parse(o->cpu_list, &only) < 0 ||
-		    sonde_ftrace_cpumask(only.cpus, only.n, mask, sizeof(mask)) < 0) {
+		    sonde_ftrace_cpumask(only.cpus, only.n, mask, masklen) < 0) {
 			sonde_cpulist_fini(&only);
 			return cli_usage_error("trace", "bad CPU list '%s'", o->cpu_list);
 		}
@@ -594,7 +526,7 @@ static int run_trace(struct run *t)
 		}
 		/* The summary names these: the other CPUs' files stay empty. */
 		t->traced = only;
-		cfg.cpumask = mask;
+		cfg->cpumask = mask;
 	}
 	if (o->tracer && strcmp(o->tracer, "nop")) {
 		char text[1024], why[1024];
@@ -602,7 +534,7 @@ static int run_trace(struct run *t)
 		bool listed;
 
 		sonde_strlist_init(&avail);
-		sonde_tracefs_instance_read(cfg.tracefs, NULL, "available_tracers", text,
+		sonde_tracefs_instance_read(cfg->tracefs, NULL, "available_tracers", text,
 					    sizeof(text));
 		listed = sonde_tracefs_split_words(text, &avail) == 0 &&
 			 sonde_strlist_contains(&avail, o->tracer);
@@ -611,22 +543,42 @@ static int run_trace(struct run *t)
 			struct sonde_doctor_config dcfg;
 
 			sonde_doctor_config_default(&dcfg);
-			dcfg.tracefs = cfg.tracefs;
+			dcfg.tracefs = cfg->tracefs;
 			cli_error("%s", sonde_doctor_explain_tracer(&dcfg, o->tracer, -ENOENT, why,
 								    sizeof(why)));
 			return EXIT_FAIL;
 		}
 	}
-	if (o->output && !trace_dat_available()) {
-		char e[256];
+	return 0;
+}
 
-		trace_dat_write(o->output, NULL, e, sizeof(e));
-		cli_error("%s", e);
+static int run_trace(struct run *t)
+{
+	struct trace_opts *o = t->o;
+	struct sonde_ftrace_session_config scfg = {0};
+	struct sonde_errmsg err = {{0}};
+	struct sonde_ftrace_session_stats st = {0};
+	char mask[1200];
+	sigset_t block, waitmask;
+	uint64_t events = 0;
+	bool counted = false, cut;
+	int r, ret = EXIT_FAIL;
+
+	r = session_config(t, &scfg, mask, sizeof(mask));
+	if (r)
+		return r;
+	if (o->output && !sonde_trace_dat_available()) {
+		struct sonde_errmsg e = {{0}};
+
+		sonde_trace_dat_write(o->output, NULL, &e);
+		cli_error("%s", e.text);
 		return EXIT_FAIL;
 	}
 	trace_out_check_leftovers();
 	if (o->output && trace_out_open(&t->out, o->output, t->max_cpu + 1, o->events, o->nevents) < 0)
 		goto out;
+	if (o->output)
+		scfg.cpu_files = (const char *const *)t->out.cpu_files;
 
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -645,17 +597,18 @@ static int run_trace(struct run *t)
 			cli_error("can't start %s: %s", o->argv[0], sonde_strerror(r));
 			goto unblock;
 		}
-		cfg.pids = &t->wl.pid;
-		cfg.npids = 1;
+		scfg.ftrace.pids = &t->wl.pid;
+		scfg.ftrace.npids = 1;
 	}
-	r = sonde_ftrace_create(&cfg, &t->ft, &err);
-	if (r == -EINVAL && !cfg.top_level && o->tracer && !strcmp(o->tracer, "function_graph")) {
+	r = sonde_ftrace_session_open(&scfg, &t->fs, &err);
+	if (r == -EINVAL && !scfg.ftrace.top_level && o->tracer &&
+	    !strcmp(o->tracer, "function_graph")) {
 		/* Kernels before 6.11 run function_graph in the top-level instance only. */
 		cli_warn("this kernel refuses function_graph in an instance: using the top-level "
 			 "instance (its state is saved and restored)");
-		cfg.top_level = true;
+		scfg.ftrace.top_level = true;
 		memset(&err, 0, sizeof(err));
-		r = sonde_ftrace_create(&cfg, &t->ft, &err);
+		r = sonde_ftrace_session_open(&scfg, &t->fs, &err);
 	}
 	if (r < 0) {
 		setup_error(t, r, &err);
@@ -663,9 +616,7 @@ static int run_trace(struct run *t)
 			sonde_workload_abort(&t->wl);
 		goto unblock;
 	}
-	r = o->output ? start_recorder(t, &err) : open_live(t, &err);
-	if (r == 0)
-		r = sonde_ftrace_start(t->ft);
+	r = sonde_ftrace_session_start(t->fs, &err);
 	if (r < 0) {
 		cli_error("%s", err.text[0] ? err.text : sonde_strerror(r));
 		if (o->argv)
@@ -683,8 +634,7 @@ static int run_trace(struct run *t)
 	ret = EXIT_OK;
 teardown:
 	/* Tracing off first: from here on what the buffers hold is finite. */
-	if (t->ft)
-		sonde_ftrace_stop(t->ft);
+	sonde_ftrace_session_stop(t->fs);
 	if (t->wl.pid > 0) {
 		/* Stopped early (a signal, an error): pass the signal on, reap within a bound. */
 		int sig = t->interrupted ? t->stop_sig : SIGTERM;
@@ -695,67 +645,39 @@ teardown:
 			cli_warn("%s did not exit within %d s of %s: killed", o->argv[0],
 				 WORKLOAD_GRACE_MS / 1000, strsignal(sig));
 	}
-	if (t->pipe_fd >= 0) {
-		drain_live(t);
-		close(t->pipe_fd);
-		t->pipe_fd = -1;
+	memset(&err, 0, sizeof(err));
+	if (sonde_ftrace_session_drain(t->fs, DRAIN_SECONDS, &cut, &err) < 0) {
+		cli_error("recording: %s", err.text);
+		ret = EXIT_FAIL;
 	}
-	if (t->rec) {
-		struct sonde_errmsg rerr = {{0}};
-
-		if (sonde_ftrace_recorder_stop(t->rec, NULL, &rerr) < 0) {
-			cli_error("recording: %s", rerr.text);
-			ret = EXIT_FAIL;
-		}
-		t->rec = NULL;
+	if (cut)
+		cli_warn("stopped printing the rest of the buffer after %d s", DRAIN_SECONDS);
+	memset(&err, 0, sizeof(err));
+	if (sonde_ftrace_session_close(t->fs, &st, &err) < 0) {
+		cli_error("could not restore tracefs: %s", err.text);
+		ret = EXIT_FAIL;
 	}
-	st = calloc((size_t)t->max_cpu + 1, sizeof(*st));
-	have = calloc((size_t)t->max_cpu + 1, sizeof(*have));
-	stats_text = calloc((size_t)t->max_cpu + 1, sizeof(*stats_text));
-	for (size_t i = 0; t->ft && st && have && stats_text && i < t->cpus.n; i++) {
-		int c = t->cpus.cpus[i];
-		char file[64], path[PATH_MAX];
-
-		snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", c);
-		if (sonde_ftrace_path(t->ft, file, path, sizeof(path)) == 0 &&
-		    sonde_read_all(path, &stats_text[c], NULL) == 0 &&
-		    sonde_ftrace_stats_parse(stats_text[c], &st[c]) == 0) {
-			have[c] = true;
-			events += st[c].read;
-		}
-	}
-	if (t->ft) {
-		struct sonde_errmsg derr = {{0}};
-
-		if (sonde_ftrace_destroy(t->ft, &derr) < 0) {
-			cli_error("could not restore tracefs: %s", derr.text);
-			ret = EXIT_FAIL;
-		}
-		t->ft = NULL;
-	}
+	t->fs = NULL;
+	events = st.read;
 	if (ret == EXIT_OK && o->output) {
 		/* "read events": what the kernel handed to the recorder, i.e. what the file holds.
 		 */
 		counted = true;
-		if (write_dat(t, (const char **)stats_text) < 0)
+		if (write_dat(t, (const char **)st.text) < 0)
 			ret = EXIT_FAIL;
 	} else if (!o->output) {
 		events = t->live_lines;
 		counted = true;
 	}
-	if (ret == EXIT_OK && st && have)
-		summary(t, events, counted, st, have);
+	if (ret == EXIT_OK && st.cpu && st.have)
+		summary(t, events, counted, &st);
 	if (ret == EXIT_OK && t->status >= 0)
 		ret = cli_workload_exit_code(t->status);
 unblock:
 	sigprocmask(SIG_SETMASK, &waitmask, NULL);
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
 out:
-	for (int c = 0; stats_text && c <= t->max_cpu; c++)
-		free(stats_text[c]);
-	free(stats_text);
-	free(st);
-	free(have);
+	sonde_ftrace_session_stats_fini(&st);
 	trace_out_close(&t->out);
 	return ret;
 }
@@ -809,7 +731,6 @@ int cmd_trace(int argc, char **argv, struct cli *cli)
 	t.o = &o;
 	t.cli = cli;
 	t.status = -1;
-	t.pipe_fd = -1;
 	t.wl.pid = -1;
 	t.wl.go_fd = t.wl.err_fd = -1;
 	if (sonde_cpulist_online("/sys", &t.cpus) < 0 || !t.cpus.n) {

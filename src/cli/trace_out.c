@@ -92,20 +92,16 @@ int trace_out_open(struct trace_out *to, const char *output, int ncpus,
 	return r;
 }
 
-int trace_out_commit(struct trace_out *to, struct trace_dat_spec *spec, char *err, size_t len)
+int trace_out_commit(struct trace_out *to, struct sonde_trace_dat_spec *spec,
+		     struct sonde_errmsg *err)
 {
-	struct sonde_errmsg e = {{0}};
+	int r;
 
 	spec->fd = to->of.fd;
 	spec->cpu_files = (const char *const *)to->cpu_files;
 	spec->ncpus = to->ncpus;
-	if (trace_dat_write(to->of.path, spec, err, len) < 0)
-		return -1;
-	if (sonde_outfile_commit(&to->of, &e) < 0) {
-		snprintf(err, len, "%s", e.text);
-		return -1;
-	}
-	return 0;
+	r = sonde_trace_dat_write(to->of.path, spec, err);
+	return r < 0 ? r : sonde_outfile_commit(&to->of, err);
 }
 
 void trace_out_close(struct trace_out *to)
@@ -161,9 +157,8 @@ static int recover_one(struct cli *cli, const struct sonde_trace_leftover *lo)
 {
 	struct sonde_errmsg e = {{0}};
 	struct sonde_outfile of;
-	struct trace_dat_spec spec = {0};
+	struct sonde_trace_dat_spec spec = {0};
 	char **files = calloc((size_t)lo->ncpus, sizeof(*files));
-	char err[512];
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t count = 0;
 	int r = files ? 0 : -ENOMEM;
@@ -188,16 +183,16 @@ static int recover_one(struct cli *cli, const struct sonde_trace_leftover *lo)
 		spec.nglobs = lo->events.n;
 		spec.cpu_files = (const char *const *)files;
 		spec.ncpus = lo->ncpus;
-		r = trace_dat_write(lo->output, &spec, err, sizeof(err));
+		r = sonde_trace_dat_write(lo->output, &spec, &e);
 		if (r < 0) {
-			cli_error("%s", err);
+			cli_error("%s", e.text);
 			sonde_outfile_abort(&of);
 		} else if ((r = sonde_outfile_commit(&of, &e)) < 0) {
 			cli_error("%s", e.text);
 		}
 	}
 	if (r == 0) {
-		trace_dat_count(lo->output, &count, err, sizeof(err));
+		sonde_trace_dat_count(lo->output, &count, &e);
 		fprintf(stderr, "[ sonde trace recover: %llu events of the killed sonde %ld written to %s ]\n",
 			(unsigned long long)count, (long)lo->pid, lo->output);
 		sonde_trace_leftover_remove(SONDE_RUN_DIR, lo);

@@ -16,7 +16,7 @@
 #include <sonde/ftrace.h>
 #include <sonde/outfile.h>
 
-#include "trace_dat.h"
+#include <sonde/trace_dat.h>
 
 struct cli;
 
@@ -31,8 +31,9 @@ struct trace_out {
 int trace_out_open(struct trace_out *to, const char *output, int ncpus,
 		   const struct sonde_ftrace_event *events, size_t nevents);
 
-/* Writes the trace.dat (@spec without fd and cpu files) and renames it into place.  Return: 0 or -1 with @err. */
-int trace_out_commit(struct trace_out *to, struct trace_dat_spec *spec, char *err, size_t len);
+/* Writes the trace.dat (@spec without fd and cpu files) and renames it into place.  Return: 0 or an error with @err. */
+int trace_out_commit(struct trace_out *to, struct sonde_trace_dat_spec *spec,
+		     struct sonde_errmsg *err);
 
 /* Removes the page files and the entry, and the temporary trace.dat unless committed. */
 void trace_out_close(struct trace_out *to);

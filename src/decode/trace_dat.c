@@ -7,9 +7,14 @@
  * the comm cache, the CPU count, then the per-CPU page files appended as
  * flyrecord data.  The page files are the kernel's ring-buffer pages as
  * spliced, which is exactly what trace.dat stores.
+ *
+ * Reading goes the other way: the layout checks (trace_dat_check.c), then
+ * a forked child opens the file with libtracecmd, registers the blk
+ * tracer's printer and iterates every buffer, printing or counting.  The
+ * static helpers report with (char *err, size_t len) and -1; the exported
+ * functions turn that into a sonde_errmsg and a negative code.
  */
-#include "trace_dat.h"
-#include "trace_dat_check.h"
+#include <sonde/trace_dat.h>
 
 #include <sonde/blkdecode.h>
 
@@ -42,12 +47,14 @@ static const char *write_failure(int saved, int fd)
 	return saved ? strerror(saved) : "failed (libtracecmd gave no reason)";
 }
 
-bool trace_dat_available(void)
+bool sonde_trace_dat_available(void)
 {
 	return true;
 }
 
-int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *err, size_t len)
+/* Return: 0, or -1 with @err set. */
+static int write_dat(const char *path, const struct sonde_trace_dat_spec *spec, char *err,
+		     size_t len)
 {
 	struct tracecmd_event_list *list = NULL, *nodes = NULL, none = {NULL, "sonde-none/none"};
 	struct tracecmd_output *h;
@@ -292,7 +299,7 @@ static int iterate(const char *path, FILE *out, uint64_t *count, char *err, size
 /* The file's layout, checked before the libraries trust it.  Return: 0 or -1 with @err. */
 static int check_file(const char *path, uint64_t *good, char *err, size_t len)
 {
-	char why[300];
+	struct sonde_errmsg why = {{0}};
 	struct stat st;
 	void *map;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
@@ -315,11 +322,13 @@ static int check_file(const char *path, uint64_t *good, char *err, size_t len)
 		snprintf(err, len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	r = trace_dat_check(map, (size_t)st.st_size, good, why, sizeof(why));
+	r = sonde_trace_dat_check(map, (size_t)st.st_size, good, &why);
 	munmap(map, (size_t)st.st_size);
-	if (r < 0)
-		snprintf(err, len, "%s: damaged trace.dat: %s", path, why);
-	return r;
+	if (r < 0) {
+		snprintf(err, len, "%s: damaged trace.dat: %.300s", path, why.text);
+		return -1;
+	}
+	return 0;
 }
 
 struct child_result {
@@ -384,43 +393,53 @@ static int guarded(const char *path, FILE *out, uint64_t *count, char *err, size
 	return res.r;
 }
 
-int trace_dat_report(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
+int sonde_trace_dat_write(const char *path, const struct sonde_trace_dat_spec *spec,
+			  struct sonde_errmsg *err)
 {
-	return guarded(path, out, count, err, len);
+	return write_dat(path, spec, err->text, sizeof(err->text)) < 0 ? -EIO : 0;
 }
 
-int trace_dat_count(const char *path, uint64_t *count, char *err, size_t len)
+int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count,
+			   struct sonde_errmsg *err)
 {
-	return guarded(path, NULL, count, err, len);
+	return guarded(path, out, count, err->text, sizeof(err->text)) < 0 ? SONDE_E_FORMAT : 0;
+}
+
+int sonde_trace_dat_count(const char *path, uint64_t *count, struct sonde_errmsg *err)
+{
+	return guarded(path, NULL, count, err->text, sizeof(err->text)) < 0 ? SONDE_E_FORMAT : 0;
 }
 
 #else
 
-bool trace_dat_available(void)
+bool sonde_trace_dat_available(void)
 {
 	return false;
 }
 
-static int unavailable(char *err, size_t len)
+static int unavailable(struct sonde_errmsg *err)
 {
-	snprintf(err, len,
+	return sonde_errmsg_set(err, SONDE_E_NOT_SUPPORTED,
 		 "sonde was built without libtracecmd (install libtracecmd-dev and "
 		 "libtraceevent-dev, then reconfigure)");
-	return -1;
 }
 
-int trace_dat_write(const char *path, const struct trace_dat_spec *spec, char *err, size_t len)
+int sonde_trace_dat_write(const char *path, const struct sonde_trace_dat_spec *spec,
+			  struct sonde_errmsg *err)
 {
-	return unavailable(err, len);
+	return unavailable(err);
 }
 
-int trace_dat_report(const char *path, FILE *out, uint64_t *count, char *err, size_t len)
+int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count,
+			   struct sonde_errmsg *err)
 {
-	return unavailable(err, len);
+	*count = 0;
+	return unavailable(err);
 }
 
-int trace_dat_count(const char *path, uint64_t *count, char *err, size_t len)
+int sonde_trace_dat_count(const char *path, uint64_t *count, struct sonde_errmsg *err)
 {
-	return unavailable(err, len);
+	*count = 0;
+	return unavailable(err);
 }
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * A bounded cursor over a trace.dat image (see trace_dat_check.h).
+ * The layout checks of a trace.dat (sonde_trace_dat_check(), see
+ * sonde/trace_dat.h): a bounded cursor over the whole image.
  *
  * Version 6: the initial header (magic, version, endianness, long size,
  * page size), then header_page, header_event, the ftrace formats, the
@@ -14,8 +15,7 @@
  * each offset by the file size; where the format is open (format text
  * contents, compressed payloads) the libraries are left to judge.
  */
-#include "trace_dat_check.h"
-
+#include <sonde/trace_dat.h>
 #include <sonde/tracepoint.h>
 
 #include <stdarg.h>
@@ -274,10 +274,11 @@ static int v7(struct cur *c)
 	return c->failed ? -1 : 0;
 }
 
-int trace_dat_check(const uint8_t *data, size_t size, uint64_t *good, char *err, size_t len)
+/* The walk itself.  Return: 0, or -1 with @err set. */
+static int check(const uint8_t *data, size_t size, uint64_t *good, struct sonde_errmsg *err)
 {
 	static const uint8_t magic[] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
-	struct cur c = {.d = data, .size = size, .err = err, .len = len};
+	struct cur c = {.d = data, .size = size, .err = err->text, .len = sizeof(err->text)};
 	const char *version;
 	uint64_t endian, lsize, page;
 	int r;
@@ -310,4 +311,10 @@ int trace_dat_check(const uint8_t *data, size_t size, uint64_t *good, char *err,
 		r = fail(&c, "file version '%.8s' (6 and 7 are known)", version);
 	*good = c.off;
 	return r;
+}
+
+int sonde_trace_dat_check(const uint8_t *data, size_t size, uint64_t *good,
+			  struct sonde_errmsg *err)
+{
+	return check(data, size, good, err) < 0 ? SONDE_E_FORMAT : 0;
 }
