@@ -17,6 +17,8 @@ int sonde_read_u64(const char *path, uint64_t *val);
 int sonde_write_text(const char *path, const char *text);
 /* snprintf into @buf, returning -ENAMETOOLONG when it does not fit. */
 int sonde_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* @path made absolute against the working folder (not resolved).  Return: new string (free()) or NULL. */
+char *sonde_path_absolute(const char *path);
 /* Creates every missing folder above the last '/' of @path with @mode.
  * Return: 0 or the -errno of the first mkdir that failed (EEXIST is fine). */
 int sonde_mkdir_parents(const char *path, unsigned int mode);

@@ -39,11 +39,12 @@
 #include <sonde/signals.h>
 #include <sonde/strlist.h>
 #include <sonde/trace_dat.h>
+#include <sonde/trace_out.h>
 #include <sonde/tracefs.h>
 #include <sonde/workload.h>
 
 #include "cli.h"
-#include "trace_out.h"
+#include "trace_recover.h"
 
 static const char trace_usage[] =
     "usage: sonde trace [options] [-- COMMAND [ARGS]]\n"
@@ -311,7 +312,7 @@ struct run {
 	struct sonde_cpulist traced; /* -C: the CPUs traced (n 0: all of cpus) */
 	int max_cpu;		   /* highest online CPU */
 	struct sonde_ftrace_session *fs;
-	struct trace_out out; /* -o: the trace.dat and the page files */
+	struct sonde_trace_out out; /* -o: the trace.dat and the page files */
 	struct sonde_workload wl;
 	int status; /* the workload's wait status, -1 if none */
 	bool interrupted;
@@ -472,7 +473,7 @@ static int write_dat(struct run *t, const char **stats_text)
 	spec.event_globs = globs;
 	spec.nglobs = t->o->nevents;
 	spec.cpu_stats = stats_text;
-	r = trace_out_commit(&t->out, &spec, &err);
+	r = sonde_trace_out_commit(&t->out, &spec, &err);
 	free(globs);
 	if (r < 0)
 		cli_error("%s", err.text);
@@ -574,9 +575,13 @@ static int run_trace(struct run *t)
 		cli_error("%s", e.text);
 		return EXIT_FAIL;
 	}
-	trace_out_check_leftovers();
-	if (o->output && trace_out_open(&t->out, o->output, t->max_cpu + 1, o->events, o->nevents) < 0)
+	trace_check_leftovers();
+	if (o->output && (r = sonde_trace_out_open(&t->out, SONDE_RUN_DIR, o->output, t->max_cpu + 1,
+						   o->events, o->nevents, &err)) < 0) {
+		if (err.text[0])
+			cli_error("%s", err.text);
 		goto out;
+	}
 	if (o->output)
 		scfg.cpu_files = (const char *const *)t->out.cpu_files;
 
@@ -678,7 +683,7 @@ unblock:
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
 out:
 	sonde_ftrace_session_stats_fini(&st);
-	trace_out_close(&t->out);
+	sonde_trace_out_close(&t->out);
 	return ret;
 }
 
