@@ -10,7 +10,8 @@
  * Order of work: parse, fork the workload (held at its gate), block the
  * termination signals, create the session (instance, events, filters,
  * pids, tracer; tracing off), start the readers, tracing on, release the
- * workload.  The loop waits in ppoll() with signals unblocked only there.
+ * workload.  The loop waits in sonde_wait_until() (ppoll() with the
+ * signals unblocked only there) and pumps the live session's text.
  * Every way out (workload exit or crash, Ctrl-C, SIGTERM, a pid gone, an
  * error) goes through the same end: tracing off, drain, stats, destroy the
  * session (restore), and only then write trace.dat, so the kernel's state
@@ -27,7 +28,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sonde/cpulist.h>
@@ -36,11 +36,11 @@
 #include <sonde/ftrace.h>
 #include <sonde/ftrace_session.h>
 #include <sonde/idlist.h>
-#include <sonde/signals.h>
 #include <sonde/strlist.h>
 #include <sonde/trace_dat.h>
 #include <sonde/trace_out.h>
 #include <sonde/tracefs.h>
+#include <sonde/wait.h>
 #include <sonde/workload.h>
 
 #include "cli.h"
@@ -351,58 +351,43 @@ static bool pids_gone(const struct run *t)
 
 static void loop(struct run *t, const sigset_t *waitmask)
 {
-	struct pollfd pfd[2];
-	nfds_t n = 0;
-	int pidfd = -1, pipe_slot = -1, pid_slot = -1;
-	struct timespec tick = {0, 200 * 1000 * 1000};
+	struct sonde_wait_opts wo = {
+	    .wl = t->wl.pid > 0 ? &t->wl : NULL,
+	    .pids = t->o->pids,
+	    .npids = t->o->npids,
+	    .waitmask = waitmask,
+	    .stop_signal = &cli_stop_signal,
+	    .child_exited = &cli_child_exited,
+	};
+	struct pollfd pfd = {.fd = sonde_ftrace_session_fd(t->fs), .events = POLLIN};
+	struct sonde_wait w;
 
-	if (sonde_ftrace_session_fd(t->fs) >= 0) {
-		pfd[n].fd = sonde_ftrace_session_fd(t->fs);
-		pfd[n].events = POLLIN;
-		pipe_slot = (int)n++;
-	}
-	if (t->wl.pid > 0) {
-		pidfd = sonde_pidfd_open(t->wl.pid, false);
-		if (pidfd >= 0) {
-			pfd[n].fd = pidfd;
-			pfd[n].events = POLLIN;
-			pid_slot = (int)n++;
-		}
+	if (sonde_wait_init(&w, &wo) < 0) {
+		sonde_wait_fini(&w);
+		return;
 	}
 	for (;;) {
-		int pr;
+		int ev = sonde_wait_until(&w, &pfd, pfd.fd >= 0 ? 1 : 0, 200 * 1000 * 1000);
 
-		if (cli_stop_signal) {
+		if (ev < 0)
+			break;
+		if ((ev & SONDE_WAIT_READY) && sonde_ftrace_session_pump(t->fs, PUMP_BUDGET) < 0)
+			break;
+		if (ev & SONDE_WAIT_SIGNAL) {
 			/* The workload gets the signal in the teardown, after tracing off. */
 			t->interrupted = true;
-			t->stop_sig = cli_stop_signal;
-			cli_stop_signal = 0;
+			t->stop_sig = w.signal;
 			break;
 		}
-		if (t->wl.pid > 0 && (cli_child_exited || (pid_slot >= 0 && pfd[pid_slot].revents))) {
-			int status;
-
-			cli_child_exited = 0;
-			if (sonde_workload_reaped(&t->wl, &status, NULL)) {
-				t->status = status;
-				break;
-			}
+		if (ev & SONDE_WAIT_EXITED) {
+			t->status = w.status;
+			break;
 		}
-		if (t->o->npids && pids_gone(t))
-			break;
-		for (nfds_t i = 0; i < n; i++)
-			pfd[i].revents = 0;
-		pr = ppoll(pfd, n, &tick, waitmask);
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr > 0)
-			sonde_signals_deliver(waitmask);
-		if (pipe_slot >= 0 && pfd[pipe_slot].revents &&
-		    sonde_ftrace_session_pump(t->fs, PUMP_BUDGET) < 0)
+		/* A -P process whose pidfd could not open is looked for by its pid. */
+		if ((ev & SONDE_WAIT_GONE) || (t->o->npids && pids_gone(t)))
 			break;
 	}
-	if (pidfd >= 0)
-		close(pidfd);
+	sonde_wait_fini(&w);
 }
 
 /* The summary: "[ sonde trace: N events on CPUs 0-1, 12 overrun on CPU 1 ]". */
