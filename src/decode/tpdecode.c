@@ -2,7 +2,7 @@
 /*
  * Tracing data -> libtraceevent, and tracepoint payloads -> values.
  *
- * The blob (layout in src/capture/tracing_data.c, perf's
+ * The blob (layout in src/tracefs/tracing_data.c, perf's
  * trace-event-read.c and trace-cmd.dat(5)) is walked with one bounded
  * cursor whose numbers follow the blob's endian byte; each piece is
  * handed to the matching libtraceevent parser with its exact length (or

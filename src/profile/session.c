@@ -419,13 +419,9 @@ static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_o
 /* A name for an event the file does not name (pipe mode): perf's, when it is a named one. */
 static const char *attr_name(const struct perf_event_attr *a)
 {
-	size_t n;
-	const struct sonde_named_event *ev = sonde_named_events(&n);
+	const char *name = sonde_named_event_of(a->type, a->config);
 
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].type == a->type && ev[i].config == a->config)
-			return ev[i].name;
-	return "(unnamed)";
+	return name ? name : "(unnamed)";
 }
 
 /* The events of the capture and a profile with a column for each. */
@@ -513,7 +509,7 @@ static int setup(struct sonde_session *ses, struct pass *ps, struct sonde_pd_rea
 		return SONDE_E_FORMAT;
 	capture_symbol_opts(r, &so, &uts);
 	if ((err = sonde_symtab_new(&ses->symtab, &so)) ||
-	    (err = sonde_machine_new(&ses->machine, ses->symtab)))
+	    (err = sonde_machine_symbols_new(&ses->machine, ses->symtab)))
 		return err;
 	/* The build-id table names the files of mappings recorded without one. */
 	for (size_t i = 0; i < f->nr_build_ids; i++)
