@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
-		      size_t max)
+size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf,
+			    size_t buflen, size_t max)
 {
 	size_t n = 0, i;
 
@@ -57,8 +57,8 @@ int sonde_debuginfo_try_id(struct sonde_dso *d, const char *path, const uint8_t 
 	if ((size_t)n != want_len || memcmp(id, want, want_len)) {
 		sonde_build_id_hex(id, (size_t)n, a);
 		sonde_build_id_hex(want, want_len, b);
-		sonde_slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
-			 a, b);
+		sonde_slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ",
+			       path, a, b);
 		sonde_debug("%s: build id %s differs from the capture's %s, refused", path, a, b);
 		if (rf) {
 			memcpy(rf->id, id, (size_t)n);
@@ -90,8 +90,8 @@ int sonde_debuginfo_build_id_path(char *buf, size_t len, const char *dir, const 
 }
 
 int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-		   char **debuginfo_file_name)
+			 const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			 char **debuginfo_file_name)
 {
 	struct sonde_dso *d = *userdata;
 	char path[DEBUGINFO_PATHBUF], sbuf[DEBUGINFO_PATHBUF], dir[DEBUGINFO_PATHBUF];
@@ -114,7 +114,8 @@ int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 	}
 	nd = sonde_debuginfo_dirs(d->st, dirs, sbuf, sizeof(sbuf), DEBUGINFO_MAX_DIRS);
 	for (i = 0; id && i < nd; i++) {
-		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], id, idlen, ".debug") < 0)
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], id, idlen,
+						  ".debug") < 0)
 			continue;
 		if (d->symbol_file && !strcmp(path, d->symbol_file))
 			continue; /* the object itself, already read */

@@ -101,7 +101,8 @@ static bool in_exec_section(Elf *elf, GElf_Word shndx)
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
-int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext)
+int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text,
+			      uint64_t *stext)
 {
 	int n = dwfl_module_getsymtab(d->mod), i;
 
@@ -135,8 +136,9 @@ int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *
 		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
 			continue;
 		}
-		if (sonde_rawsyms_add(r, addr, sym.st_size, sonde_strpool_add(&d->st->pool, name, strlen(name)),
-				(uint8_t)GELF_ST_BIND(sym.st_info)) < 0)
+		if (sonde_rawsyms_add(r, addr, sym.st_size,
+				      sonde_strpool_add(&d->st->pool, name, strlen(name)),
+				      (uint8_t)GELF_ST_BIND(sym.st_info)) < 0)
 			return -ENOMEM;
 	}
 	/* PLT stubs have no symbols: name them from the binary itself (the
