@@ -102,6 +102,12 @@ struct sonde_named_event {
 /* Return: borrowed: the static table, *n set to its length. */
 const struct sonde_named_event *sonde_named_events(size_t *n);
 
+/*
+ * The name of a hw/sw event given by type and config (a capture's event
+ * that the file does not name: pipe mode).  Return: static, or NULL.
+ */
+const char *sonde_named_event_of(uint32_t type, uint64_t config);
+
 /* Looks up a named hw/sw event or alias.  Return: borrowed entry or NULL. */
 const struct sonde_named_event *sonde_named_event_find(const char *name);
 

@@ -110,6 +110,8 @@ enum sonde_dso_kind sonde_dso_kind(const struct sonde_dso *d);
 const char *sonde_dso_short_name(const struct sonde_dso *d);
 /* The path as given. */
 const char *sonde_dso_long_name(const struct sonde_dso *d);
+/* The object's build id (from the capture or its file), NULL when none is known. */
+const uint8_t *sonde_dso_build_id(const struct sonde_dso *d, size_t *len);
 /* Dense id, 0..sonde_symtab_nr_dsos()-1, in creation order. */
 uint32_t sonde_dso_id(const struct sonde_dso *d);
 size_t sonde_symtab_nr_dsos(const struct sonde_symtab *st);

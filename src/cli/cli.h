@@ -40,6 +40,8 @@ void cli_catch_stop_signals(bool hup);
 int cli_workload_exit_code(int status);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Warnings on stderr, unless a command's -q set cli_quiet. */
+extern bool cli_quiet;
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * Checks a command's target options (a workload, -p, -t, -a/-C): one kind
@@ -96,5 +98,8 @@ int cmd_doctor(int argc, char **argv, struct cli *cli);
 int cmd_trace(int argc, char **argv, struct cli *cli);
 int cmd_script(int argc, char **argv, struct cli *cli);
 int cmd_sched(int argc, char **argv, struct cli *cli);
+int cmd_evlist(int argc, char **argv, struct cli *cli);
+int cmd_version(int argc, char **argv, struct cli *cli);
+int cmd_buildid_list(int argc, char **argv, struct cli *cli);
 
 #endif

@@ -81,6 +81,7 @@ static const char record_usage[] =
 	"                         runs there); the file is written here\n"
 	"      --token-file FILE  the agent's token (or --token TOKEN, or $SONDE_AGENT_TOKEN;\n"
 	"                         a local agent's default file is read when none is given)\n"
+	"  -q, --quiet            no summary line and no warnings\n"
 	"  -h, --help             this help\n"
 	"\n"
 	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
@@ -270,6 +271,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"token-file", required_argument, NULL, OPT_TOKEN},
 		{"token", required_argument, NULL, OPT_TOKEN_STR},
+		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -282,7 +284,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
 			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::NBTdD:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::NBTdD:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TARGET:
 			o->target = optarg;
@@ -292,6 +294,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			break;
 		case OPT_TOKEN_STR:
 			o->auth.token = optarg;
+			break;
+		case 'q':
+			cli_quiet = true;
 			break;
 		case 'e': {
 			size_t before = o->events.n;
@@ -897,10 +902,10 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 	} else {
 		sonde_outfile_abort(&c.of);
 	}
-	if (c.captured && o.size_reached)
+	if (c.captured && o.size_reached && !cli_quiet)
 		fprintf(stderr, "[ sonde record: size limit reached (%llu KB), stopping the capture ]\n",
 			(unsigned long long)(o.max_size >> 10));
-	if (c.captured)
+	if (c.captured && !cli_quiet)
 		print_summary(&c, &sum);
 	if (ret == EXIT_OK && o.argv)
 		ret = cli_workload_exit_code(c.status);

@@ -16,6 +16,7 @@
 #include <sonde/fileio.h>
 #include <sonde/idlist.h>
 #include <sonde/log.h>
+#include <sonde/strlist.h>
 #include <sonde/tracefs.h>
 
 #include "cli.h"
@@ -35,6 +36,9 @@ static const struct command commands[] = {
 	{"annotate", cmd_annotate, "show the hot source lines and instructions of a function"},
 	{"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
 	{"list", cmd_list, "list the events this machine can count and sample"},
+	{"evlist", cmd_evlist, "list the events of a capture"},
+	{"buildid-list", cmd_buildid_list, "list the build ids of a capture's objects"},
+	{"version", cmd_version, "the version, and the optional libraries of this build"},
 	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
 };
 
@@ -43,8 +47,24 @@ static void usage(FILE *out)
 	fprintf(out, "usage: sonde [--version] [--help] COMMAND [ARGS]\n\n"
 		     "sonde is a profiler and tracer for Linux.  Commands:\n\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "   %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "   %-14s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nRun 'sonde COMMAND --help' for a command's options.\n");
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	char close[256];
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	sonde_suggest_among(name, names, sizeof(names) / sizeof(names[0]), close, sizeof(close));
+	if (close[0])
+		cli_error("'%s' is not a sonde command; did you mean %s?", name, close);
+	else
+		cli_error("'%s' is not a sonde command", name);
+	usage(stderr);
+	return EXIT_USAGE;
 }
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)
@@ -64,10 +84,14 @@ void cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+bool cli_quiet;
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (cli_quiet)
+		return;
 	va_start(ap, fmt);
 	vreport("warning: ", fmt, ap);
 	va_end(ap);
@@ -198,9 +222,7 @@ dispatch:
 			goto out;
 		}
 	}
-	cli_error("'%s' is not a sonde command", argv[0]);
-	usage(stderr);
-	return EXIT_USAGE;
+	return unknown_command(argv[0]);
 out:
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "sonde: error writing output: %s\n", strerror(errno));

@@ -271,6 +271,8 @@ static void summary(const struct sonde_agent_client *c, struct sonde_pd_writer *
 		lost += c->end.rings[i].lost;
 	}
 	sonde_pd_writer_sync(w);
+	if (cli_quiet)
+		return;
 	fprintf(stderr, "[ sonde record: captured on %s (%s %s) and wrote %.3f MB %s (%llu samples",
 		target, c->hello.machine, c->hello.release,
 		(double)sonde_pd_writer_file_data_size(w) / MIB, output,

@@ -43,6 +43,14 @@ const struct sonde_named_event *sonde_named_events(size_t *n)
 	return named;
 }
 
+const char *sonde_named_event_of(uint32_t type, uint64_t config)
+{
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (named[i].type == type && named[i].config == config)
+			return named[i].name;
+	return NULL;
+}
+
 const struct sonde_named_event *sonde_named_event_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)

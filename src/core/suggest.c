@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <sonde/pmu.h>
+#include <sonde/strlist.h>
 #include <sonde/tracepoint.h>
 
 #define MAX_SUGGEST 3
@@ -139,17 +140,46 @@ out:
 	sonde_strlist_fini(&pmus);
 }
 
+/* A candidate is close within a third of the name's length (two edits at least). */
+static void ranking_init(struct ranking *rk, const char *name)
+{
+	rk->query = name;
+	rk->n = 0;
+	rk->limit = (unsigned int)strlen(name) / 3;
+	if (rk->limit < 2)
+		rk->limit = 2;
+}
+
+static void ranking_print(const struct ranking *rk, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (int i = 0; i < rk->n; i++) {
+		size_t used = strlen(out);
+
+		snprintf(out + used, len - used, "%s'%s'", i ? ", " : "", rk->best[i].name);
+	}
+}
+
+void sonde_suggest_among(const char *name, const char *const *names, size_t n, char *out,
+			 size_t len)
+{
+	struct ranking rk;
+
+	ranking_init(&rk, name);
+	for (size_t i = 0; i < n; i++)
+		consider_name(&rk, names[i]);
+	ranking_print(&rk, out, len);
+}
+
 void sonde_suggest(const char *name, const struct sonde_roots *roots, char *out, size_t len)
 {
-	struct ranking rk = {.query = name};
+	struct ranking rk;
 	size_t n;
 	const struct sonde_named_event *named = sonde_named_events(&n);
 	char buf[64];
 	uint64_t config;
 
-	rk.limit = (unsigned int)strlen(name) / 3;
-	if (rk.limit < 2)
-		rk.limit = 2;
+	ranking_init(&rk, name);
 	for (size_t i = 0; i < n; i++) {
 		consider_name(&rk, named[i].name);
 		if (named[i].alias)
@@ -162,11 +192,5 @@ void sonde_suggest(const char *name, const struct sonde_roots *roots, char *out,
 		consider_pmus(&rk, roots->sysfs);
 	if (roots && roots->tracefs)
 		consider_tracepoints(&rk, roots->tracefs);
-
-	out[0] = '\0';
-	for (int i = 0; i < rk.n; i++) {
-		size_t used = strlen(out);
-
-		snprintf(out + used, len - used, "%s'%s'", i ? ", " : "", rk.best[i].name);
-	}
+	ranking_print(&rk, out, len);
 }

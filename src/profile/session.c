@@ -419,13 +419,9 @@ static void capture_symbol_opts(struct sonde_pd_reader *r, struct sonde_symtab_o
 /* A name for an event the file does not name (pipe mode): perf's, when it is a named one. */
 static const char *attr_name(const struct perf_event_attr *a)
 {
-	size_t n;
-	const struct sonde_named_event *ev = sonde_named_events(&n);
+	const char *name = sonde_named_event_of(a->type, a->config);
 
-	for (size_t i = 0; i < n; i++)
-		if (ev[i].type == a->type && ev[i].config == a->config)
-			return ev[i].name;
-	return "(unnamed)";
+	return name ? name : "(unnamed)";
 }
 
 /* The events of the capture and a profile with a column for each. */

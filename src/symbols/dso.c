@@ -55,6 +55,12 @@ const char *sonde_dso_long_name(const struct sonde_dso *d)
 	return d->long_name;
 }
 
+const uint8_t *sonde_dso_build_id(const struct sonde_dso *d, size_t *len)
+{
+	*len = d->build_id_len;
+	return d->build_id_len ? d->build_id : NULL;
+}
+
 uint32_t sonde_dso_id(const struct sonde_dso *d)
 {
 	return d->id;

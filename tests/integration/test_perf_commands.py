@@ -1,0 +1,102 @@
+"""perf's small capture commands under sonde: evlist, buildid-list and
+version, with perf as the oracle on the same files (perf's and sonde's,
+tracepoints, groups, frequency and period sampling, a system-wide capture
+whose objects include some without a build id)."""
+import re
+
+import pytest
+
+from conftest import run, sonde, workload
+
+
+def record(who, path, *args, cmd=None):
+    cmd = cmd or [workload("fixed_work")]
+    if who == "perf":
+        run(["perf", "record", "-q", "--no-buildid-cache", "-o", str(path), *args, "--", *cmd])
+    else:
+        sonde("record", "-q", "-o", str(path), *args, "--", *cmd)
+
+
+CAPTURES = {
+    "freq": ["-g"],
+    "tracepoints": ["-e", "sched:sched_switch,sched:sched_process_exec", "-e", "page-faults",
+                    "-c", "1", "-a"],
+    "group": ["-e", "{cpu-clock,task-clock}"],
+}
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory):
+    d = tmp_path_factory.mktemp("evlist")
+    files = {}
+    for who in ("perf", "sonde"):
+        for name, args in CAPTURES.items():
+            p = d / f"{who}-{name}.data"
+            record(who, p, *args)
+            files[who, name] = p
+    return files
+
+
+@pytest.mark.parametrize("who", ["perf", "sonde"])
+@pytest.mark.parametrize("name", list(CAPTURES))
+@pytest.mark.parametrize("opt", [[], ["-F"], ["-v"], ["-g"], ["--trace-fields"]])
+def test_evlist_is_perfs(captures, who, name, opt):
+    path = str(captures[who, name])
+    ours = sonde("evlist", *opt, "-i", path).stdout
+    theirs = run(["perf", "evlist", *opt, "-i", path]).stdout
+    assert ours == theirs.replace("perf evlist", "sonde evlist")
+    if name == "tracepoints":
+        assert "sched:sched_switch" in ours
+        if opt == ["--trace-fields"]:
+            assert "sched:sched_switch: trace_fields: prev_comm,prev_pid," in ours
+    if name == "group" and opt == ["-g"] and who == "perf":
+        assert ours.splitlines()[0] == "{cpu-clock,task-clock}"
+    if opt == ["-v"]:
+        assert re.search(r"sample_type: IP\|TID\|TIME", ours), ours
+
+
+def test_evlist_group_refuses_other_details(captures):
+    p = sonde("evlist", "-g", "-v", "-i", str(captures["perf", "group"]), check=False)
+    assert p.returncode == 2 and "--group can't be combined" in p.stderr
+
+
+@pytest.mark.parametrize("who", ["perf", "sonde"])
+@pytest.mark.parametrize("name", list(CAPTURES))
+@pytest.mark.parametrize("opt", [[], ["-H"]])
+def test_buildid_list_is_perfs(captures, who, name, opt):
+    path = str(captures[who, name])
+    ours = sonde("buildid-list", *opt, "-i", path).stdout
+    theirs = run(["perf", "buildid-list", *opt, "-i", path]).stdout
+    if opt:
+        # -H: the same objects.  perf lists a path a second time when its
+        # samples were seen through a second dso object (another device or
+        # inode for the name, in a system-wide capture) and in the order of
+        # its dso list; sonde lists each (id, path) once, in the table's order.
+        assert sorted(set(ours.splitlines())) == sorted(set(theirs.splitlines()))
+        assert len(ours.splitlines()) == len(set(ours.splitlines()))
+    else:
+        assert ours == theirs
+    if name == "freq":
+        # The program itself had samples: its id is listed, as its file has it.
+        ident = run(["readelf", "-n", workload("fixed_work")]).stdout
+        bid = re.search(r"Build ID: ([0-9a-f]+)", ident).group(1)
+        assert f"{bid} {workload('fixed_work')}\n" in ours
+
+
+def test_buildid_list_kernel():
+    ours = sonde("buildid-list", "-k").stdout
+    assert re.fullmatch(r"[0-9a-f]{40}\n", ours)
+    assert ours == run(["perf", "buildid-list", "-k"]).stdout
+
+
+def test_version():
+    assert re.fullmatch(r"sonde version \d+\.\d+\.\d+\n", sonde("version").stdout)
+    opts = sonde("version", "--build-options").stdout.splitlines()[1:]
+    assert [re.match(r"\s+(\w+): \[ (on |OFF) \]  # ", o).group(1) for o in opts] == \
+        ["libtracecmd", "zstd", "capstone"]
+
+
+def test_unknown_command_suggests():
+    p = sonde("evlits", check=False)
+    assert p.returncode == 2
+    assert "'evlits' is not a sonde command; did you mean 'evlist'?" in p.stderr
