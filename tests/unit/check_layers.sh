@@ -19,7 +19,7 @@
 src=$1 nm=$2 agent=$3 target=$4 host=$5 doctor=$6
 
 # Lowest first; folders of one group are siblings: none uses another.
-layers='core format,perfev,tracefs,synth record,doctor symbols,disasm machine profile,decode output agent cli'
+layers='core format,perfev,tracefs,synth machine record,doctor symbols,disasm profile,decode output agent cli'
 # Headers with no implementation file of their own that includes them first.
 headers='hash.h:core symbols.h:symbols'
 
