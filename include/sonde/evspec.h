@@ -31,6 +31,7 @@
 struct sonde_roots {
 	const char *sysfs;   /* "/sys", or a fake tree */
 	const char *tracefs; /* mounted tracefs, or NULL when there is none */
+	const char *procfs;  /* "/proc", or a fake tree; NULL: "/proc" (host facts) */
 };
 
 enum sonde_event_kind {

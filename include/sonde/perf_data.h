@@ -166,13 +166,6 @@ struct sonde_pd_host {
 	uint64_t total_mem_kb;
 };
 
-/**
- * sonde_pd_host_fill() - fill @h from uname, sysconf, /proc/meminfo and
- * /proc/cpuinfo (libc only; what cannot be read stays empty or 0)
- * Return: 0, or -errno when uname fails.
- */
-int sonde_pd_host_fill(struct sonde_pd_host *h);
-
 /* ---- writer ---------------------------------------------------------- */
 
 struct sonde_pd_writer;

@@ -116,6 +116,18 @@ int sonde_record_write_lost(struct sonde_record *r, sonde_ring_sink sink, void *
 size_t sonde_record_id_hdr_size(const struct sonde_record *r);
 
 struct sonde_pd_writer;
+struct sonde_pd_host;
+
+/**
+ * sonde_record_host_fill() - the host facts of the perf.data header
+ * @h: filled from uname, sysconf, PROCFS/cpuinfo, PROCFS/meminfo and
+ *	arm64's SYSFS/devices/system/cpu/cpu0/regs/identification/midr_el1
+ * @roots: sysfs and procfs roots; NULL (or a NULL root): "/sys", "/proc"
+ *
+ * Libc only; what cannot be read stays empty or 0.
+ * Return: 0, or -errno when uname fails.
+ */
+int sonde_record_host_fill(struct sonde_pd_host *h, const struct sonde_roots *roots);
 
 /**
  * sonde_record_header_features() - the features known before the capture:

@@ -408,30 +408,47 @@ struct sonde_counts sonde_profile_entry_total(const struct sonde_profile *p, siz
 
 struct sort_ctx {
 	const struct sonde_counts *counts;
+	const struct sonde_counts *self; /* with children: ties of counts go by self */
 	size_t nevents;
 	const size_t *evs; /* the events compared, in order (perf's group sort) */
 	size_t nev;
 };
 
-static int by_period(const void *a, const void *b, void *arg)
+/* Larger period of the events first; 0 on a tie. */
+static int by_counts(const struct sort_ctx *c, const struct sonde_counts *counts, size_t x,
+		     size_t y)
 {
-	const struct sort_ctx *c = arg;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
 	for (size_t k = 0; k < c->nev; k++) {
-		uint64_t vx = c->counts[x * c->nevents + c->evs[k]].period;
-		uint64_t vy = c->counts[y * c->nevents + c->evs[k]].period;
+		uint64_t vx = counts[x * c->nevents + c->evs[k]].period;
+		uint64_t vy = counts[y * c->nevents + c->evs[k]].period;
 
 		if (vx != vy)
 			return vx > vy ? -1 : 1;
 	}
-	return x < y ? -1 : x > y; /* first seen first: stable output */
+	return 0;
+}
+
+/*
+ * perf's output order: with children, inclusive period, then self period
+ * (perf sorts by "overhead_children,overhead,..."); then first seen
+ * first, for a stable output.
+ */
+static int by_period(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int r = by_counts(c, c->counts, x, y);
+
+	if (!r && c->self)
+		r = by_counts(c, c->self, x, y);
+	return r ? r : x < y ? -1 : x > y;
 }
 
 void sonde_profile_sort_events(const struct sonde_profile *p, const size_t *evs, size_t nev,
 			       bool by_children, size_t *idx)
 {
-	struct sort_ctx c = {by_children && p->o.children ? p->total : p->self, p->o.nevents, evs,
+	bool total = by_children && p->o.children;
+	struct sort_ctx c = {total ? p->total : p->self, total ? p->self : NULL, p->o.nevents, evs,
 			     0};
 
 	/* Events out of range end the list: they have no counts to compare. */

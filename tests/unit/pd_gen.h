@@ -17,7 +17,9 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PDG_SAMPLE_ID 1001ull
 #define PDG_SAMPLE_TYPE                                                                            \
@@ -111,7 +113,7 @@ static inline void pdg_comm(struct pdg_buf *b, uint32_t pid, uint32_t tid, const
 static inline void pdg_mmap2(struct pdg_buf *b, uint32_t pid, uint64_t start, uint64_t len,
 			     uint64_t pgoff, uint64_t ino, const char *path, uint64_t time)
 {
-	char name[64] = {0};
+	char name[256] = {0};
 
 	pdg_hdr(b, PERF_RECORD_MMAP2,
 		pid == UINT32_MAX ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
@@ -150,12 +152,12 @@ static inline void pdg_task(struct pdg_buf *b, uint32_t type, uint32_t pid, uint
  * A sample at @ip with @nchain call-chain entries (as the kernel writes
  * them: context markers included); @cpumode PERF_RECORD_MISC_USER or _KERNEL.
  */
-static inline void pdg_sample(struct pdg_buf *b, uint16_t cpumode, uint32_t pid, uint32_t tid,
-			      uint64_t time, uint32_t cpu, uint64_t ip, uint64_t period,
-			      const uint64_t *chain, size_t nchain)
+static inline void pdg_sample_of(struct pdg_buf *b, uint64_t id, uint16_t cpumode, uint32_t pid,
+				 uint32_t tid, uint64_t time, uint32_t cpu, uint64_t ip,
+				 uint64_t period, const uint64_t *chain, size_t nchain)
 {
 	pdg_hdr(b, PERF_RECORD_SAMPLE, cpumode);
-	pdg_put64(b, PDG_SAMPLE_ID);
+	pdg_put64(b, id);
 	pdg_put64(b, ip);
 	pdg_put32(b, pid);
 	pdg_put32(b, tid);
@@ -166,6 +168,24 @@ static inline void pdg_sample(struct pdg_buf *b, uint16_t cpumode, uint32_t pid,
 	pdg_put64(b, nchain);
 	for (size_t i = 0; i < nchain; i++)
 		pdg_put64(b, chain[i]);
+	pdg_end(b);
+}
+
+/* The same for perf_data_gen's event. */
+static inline void pdg_sample(struct pdg_buf *b, uint16_t cpumode, uint32_t pid, uint32_t tid,
+			      uint64_t time, uint32_t cpu, uint64_t ip, uint64_t period,
+			      const uint64_t *chain, size_t nchain)
+{
+	pdg_sample_of(b, PDG_SAMPLE_ID, cpumode, pid, tid, time, cpu, ip, period, chain, nchain);
+}
+
+/* LOST: @lost records of the event with sample id @id were dropped. */
+static inline void pdg_lost(struct pdg_buf *b, uint64_t id, uint64_t lost, uint64_t time)
+{
+	pdg_hdr(b, PERF_RECORD_LOST, 0);
+	pdg_put64(b, id);
+	pdg_put64(b, lost);
+	pdg_trailer(b, UINT32_MAX, UINT32_MAX, time);
 	pdg_end(b);
 }
 
@@ -215,6 +235,17 @@ static inline struct sonde_pd_writer *pdg_writer_open(const char *path, enum pdg
 static inline int pdg_write(struct sonde_pd_writer *w, const struct pdg_buf *b)
 {
 	return sonde_pd_writer_write(w, b->b, b->n);
+}
+
+/* Creates @path (a mkstemp() template, rewritten) and lets @write fill it. */
+static inline int pdg_capture_file(char *path, int (*write)(void))
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return write();
 }
 
 #endif

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "pd_gen.h"
+#include "report_render.h"
 
 #define KBASE 0xffffffff81000000ull
 #define F (KBASE + 0x100)
@@ -195,22 +196,6 @@ static void test_children(void **state)
 	unbuild(&b);
 }
 
-/* Runs a view into a string.  Not inlined: gcc 12 -O3 then takes the rows
- * found in the result for pointers into render()'s local `buf` variable
- * (-Wdangling-pointer, a false alarm that -Werror turns into a failure). */
-static __attribute__((noinline)) char *render(int (*fn)(FILE *, const struct sonde_report *, const struct sonde_print_opts *),
-		    const struct sonde_report *rep, const struct sonde_print_opts *po)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	assert_int_equal(fn(f, rep, po), 0);
-	fclose(f);
-	return buf;
-}
-
 /* The rows of the text view, perf's columns: overhead, command (as wide as
  * its "Command" heading), object, symbol. */
 static void test_stdio(void **state)
@@ -260,13 +245,8 @@ static void test_json(void **state)
 
 static int setup(void **state)
 {
-	int fd = mkstemp(path);
-
 	(void)state;
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return write_capture();
+	return pdg_capture_file(path, write_capture);
 }
 
 static int teardown(void **state)

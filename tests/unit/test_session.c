@@ -288,13 +288,8 @@ static void test_tool_error_stops_the_pass(void **state)
 
 static int setup(void **state)
 {
-	int fd = mkstemp(path);
-
 	(void)state;
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return write_capture();
+	return pdg_capture_file(path, write_capture);
 }
 
 static int teardown(void **state)
