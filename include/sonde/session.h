@@ -23,7 +23,7 @@
 
 #include <sonde/cpulist.h>
 #include <sonde/error.h>
-#include <sonde/machine.h>
+#include <sonde/machine_symbols.h>
 #include <sonde/pd_ordered.h>
 #include <sonde/perf_data.h>
 #include <sonde/profile.h>

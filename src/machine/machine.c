@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The recorded machine: threads, processes with their maps, kernel maps.
+ * libc only (target side): a map's object is whatever the owner's
+ * factory returned for its MMAP record, so the host's session and
+ * record's build-id pass share this one model.
  *
  * Lookups happen once per sample and per call-chain entry, so they are
  * cheap: threads and processes live in open-addressing tables keyed by
@@ -19,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Addresses at or above this are kernel ones on the 64-bit arches sonde reads. */
-#define KERNEL_START 0xffff000000000000ull
 #define PID_KERNEL UINT32_MAX
 
 struct proc {
@@ -45,7 +46,8 @@ struct strtab {
 };
 
 struct sonde_machine {
-	struct sonde_symtab *st;
+	sonde_machine_object_fn object;
+	void *object_ctx;
 	struct proc *procs;
 	size_t nprocs, procs_cap; /* procs_cap a power of two */
 	struct tslot *threads;
@@ -358,23 +360,34 @@ static bool is_kernel_mmap(const struct sonde_pd_record *rec, const struct sonde
 static int do_mmap(struct sonde_machine *m, const struct sonde_pd_record *rec,
 		   const struct sonde_pd_mmap *mm)
 {
-	const char *name = mm->filename ? mm->filename : "//anon";
 	bool kernel = is_kernel_mmap(rec, mm);
 	struct proc *p = kernel ? &m->kernel : findnew_proc(m, mm->pid);
-	struct sonde_dso_id id = {mm->build_id, mm->build_id_size, mm->maj, mm->min, mm->ino,
-				  mm->ino_generation};
+	struct sonde_object_desc d = {
+	    .filename = mm->filename ? mm->filename : "//anon",
+	    .build_id = mm->build_id_size ? mm->build_id : NULL,
+	    .build_id_len = mm->build_id ? mm->build_id_size : 0,
+	    .maj = mm->maj,
+	    .min = mm->min,
+	    .ino = mm->ino,
+	    .ino_generation = mm->ino_generation,
+	    .kind = SONDE_OBJECT_USER,
+	    .pid = kernel ? PID_KERNEL : mm->pid,
+	};
 	struct sonde_map nm;
 
 	if (!p)
 		return -ENOMEM;
-	/* perf names the kernel map "[kernel.kallsyms]_text" (or _stext). */
-	if (kernel && !strncmp(name, "[kernel.kallsyms]", 17))
-		name = "[kernel.kallsyms]";
+	if (kernel && !strncmp(d.filename, "[kernel.kallsyms]", 17)) {
+		/* perf names the kernel map "[kernel.kallsyms]_text" (or _stext). */
+		d.filename = "[kernel.kallsyms]";
+		d.kind = SONDE_OBJECT_KERNEL;
+	} else if (kernel) {
+		d.kind = SONDE_OBJECT_MODULE;
+	}
 	nm.start = mm->start;
 	nm.end = mm->len > UINT64_MAX - mm->start ? UINT64_MAX : mm->start + mm->len;
 	nm.pgoff = mm->pgoff;
-	nm.dso = sonde_symtab_findnew_dso_id(m->st, name, &id);
-	if (!nm.dso)
+	if (!(nm.object = m->object(m->object_ctx, &d)))
 		return -ENOMEM;
 	return maps_insert(p, &nm);
 }
@@ -451,39 +464,28 @@ int sonde_machine_process(struct sonde_machine *m, const struct sonde_pd_record 
 	}
 }
 
-void sonde_machine_resolve(struct sonde_machine *m, uint32_t pid, uint16_t cpumode, uint64_t ip,
-			   struct sonde_location *out)
+const struct sonde_map *sonde_machine_find_map(struct sonde_machine *m, uint32_t pid,
+					       uint16_t cpumode, uint64_t ip)
 {
-	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL ||
-		      cpumode == PERF_RECORD_MISC_GUEST_KERNEL ||
-		      (cpumode == 0 && ip >= KERNEL_START);
+	bool kernel = sonde_machine_kernel_ip(cpumode, ip);
 	const struct sonde_map *map = maps_find(kernel ? &m->kernel : find_proc(m, pid), ip);
 
 	/* An unknown mode may be either side: perf tries the other too. */
 	if (!map && cpumode == 0)
 		map = maps_find(kernel ? find_proc(m, pid) : &m->kernel, ip);
-	memset(out, 0, sizeof(*out));
-	out->kernel = kernel;
-	out->addr = ip;
-	if (!map)
-		return;
-	out->map = map;
-	out->dso = map->dso;
-	out->kernel = sonde_dso_kind(map->dso) == SONDE_DSO_KERNEL ||
-		      sonde_dso_kind(map->dso) == SONDE_DSO_MODULE;
-	out->addr = sonde_dso_map_ip(map->dso, ip, map->start, map->pgoff);
-	out->sym = sonde_dso_find_symbol(map->dso, out->addr);
+	return map;
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
 
-int sonde_machine_new(struct sonde_machine **out, struct sonde_symtab *st)
+int sonde_machine_new(struct sonde_machine **out, sonde_machine_object_fn object, void *ctx)
 {
 	struct sonde_machine *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
-	m->st = st;
+	m->object = object;
+	m->object_ctx = ctx;
 	m->kernel.pid = PID_KERNEL;
 	if (sonde_machine_intern(m, "") == UINT32_MAX) {
 		sonde_machine_free(m);

@@ -509,7 +509,7 @@ static int setup(struct sonde_session *ses, struct pass *ps, struct sonde_pd_rea
 		return SONDE_E_FORMAT;
 	capture_symbol_opts(r, &so, &uts);
 	if ((err = sonde_symtab_new(&ses->symtab, &so)) ||
-	    (err = sonde_machine_new(&ses->machine, ses->symtab)))
+	    (err = sonde_machine_symbols_new(&ses->machine, ses->symtab)))
 		return err;
 	/* The build-id table names the files of mappings recorded without one. */
 	for (size_t i = 0; i < f->nr_build_ids; i++)

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * Build ids of the objects that got samples, for the HEADER_BUILD_ID
- * feature, found the way perf finds them: one pass over the records just
- * written, tracking each process's mappings (MMAP/MMAP2, FORK, exec) and
- * marking the mapping each sample's address falls in.  The pass runs once
- * at the end of a capture, so the drain loop stays free of lookups.
- * Build ids come from MMAP2 records when the kernel put them there, else
- * from the files themselves (through /proc/PID/root when the process is
- * still there, for objects in other mount namespaces), and from sysfs
- * notes for the kernel and its modules.
+ * feature, found the way perf finds them: one time-ordered pass over the
+ * records just written (sonde_pd_walk_ordered()), replaying them into the
+ * machine model (src/machine: maps trimmed by MMAPs, copied on fork,
+ * dropped on pid reuse, kept over an exec until replaced) and marking the
+ * object of the map each sample's address falls in.  The pass is a tool
+ * of the tool table with no session; its factory makes one object per
+ * MMAP record (file name, kind, pid, the record's build id), so the
+ * machine's maps point at them.  It runs once at the end of a capture, so
+ * the drain loop stays free of lookups.  Build ids come from MMAP2
+ * records when the kernel put them there, else from the files themselves
+ * (through /proc/PID/root when the process is still there, for objects
+ * in other mount namespaces), and from sysfs notes for the kernel and
+ * its modules.
  */
 #include <sonde/record.h>
 
@@ -20,165 +25,94 @@
 #include <unistd.h>
 
 #include <sonde/buildid.h>
+#include <sonde/machine.h>
 #include <sonde/pd_ordered.h>
 #include <sonde/perf_data.h>
 #include <sonde/tool.h>
-#include <sonde/u32map.h>
 #include <sonde/vdso.h>
 
-#define NO_MAP UINT32_MAX
-#define KERNEL_PID UINT32_MAX /* pid -1: the kernel and modules */
-
-struct map {
-	uint32_t pid;
-	uint32_t next; /* the pid's previous map (a list per pid, newest first) */
-	uint64_t start, end;
-	char *filename; /* owned */
+/* One MMAP record's object, in record order. */
+struct object {
+	char *filename; /* owned; "[kernel.kallsyms]" for the kernel image */
+	enum sonde_object_kind kind;
+	uint32_t pid; /* the mapping process (UINT32_MAX: kernel space) */
 	uint8_t bid[SONDE_BUILD_ID_MAX];
 	uint8_t bid_len;
 	bool hit;
 };
 
 struct pass {
-	struct map *maps;
+	struct sonde_machine *machine;
+	struct object **objs; /* each owned, in creation order */
 	size_t n, cap;
-	struct sonde_u32map head;   /* pid -> newest map */
-	struct sonde_u32map parent; /* pid -> parent pid, until it execs */
-	struct sonde_u32map last;   /* pid -> map of its last sample */
 };
 
-static int add_map(struct pass *ps, const struct sonde_pd_mmap *m, bool kernel)
+/* The machine's factory: a new object for every MMAP record. */
+static void *object_new(void *ctx, const struct sonde_object_desc *d)
 {
-	uint32_t pid = kernel ? KERNEL_PID : m->pid, head = NO_MAP;
-	struct map *mp;
+	struct pass *ps = ctx;
+	struct object *o;
 
 	if (ps->n == ps->cap) {
 		size_t cap = ps->cap ? ps->cap * 2 : 256;
-		struct map *v = realloc(ps->maps, cap * sizeof(*v));
+		struct object **v = realloc(ps->objs, cap * sizeof(*v));
 
 		if (!v)
-			return -ENOMEM;
-		ps->maps = v;
+			return NULL;
+		ps->objs = v;
 		ps->cap = cap;
 	}
-	mp = &ps->maps[ps->n];
-	memset(mp, 0, sizeof(*mp));
-	mp->filename = strdup(m->filename);
-	if (!mp->filename)
-		return -ENOMEM;
-	sonde_u32map_get(&ps->head, pid, &head);
-	mp->pid = pid;
-	mp->next = head;
-	mp->start = m->start;
-	mp->end = m->start + m->len;
-	if (m->build_id && m->build_id_size) {
-		mp->bid_len = m->build_id_size;
-		memcpy(mp->bid, m->build_id, m->build_id_size);
+	if (!(o = calloc(1, sizeof(*o))))
+		return NULL;
+	if (!(o->filename = strdup(d->filename))) {
+		free(o);
+		return NULL;
 	}
-	ps->n++;
-	return sonde_u32map_put(&ps->head, pid, (uint32_t)(ps->n - 1));
-}
-
-static uint32_t find_in(const struct pass *ps, uint32_t pid, uint64_t ip)
-{
-	uint32_t i = NO_MAP;
-
-	sonde_u32map_get(&ps->head, pid, &i);
-	for (; i != NO_MAP; i = ps->maps[i].next)
-		if (ip >= ps->maps[i].start && ip < ps->maps[i].end)
-			return i;
-	return NO_MAP;
-}
-
-static void mark(struct pass *ps, uint32_t pid, uint64_t ip, bool kernel)
-{
-	uint32_t i = NO_MAP;
-
-	if (kernel) {
-		i = find_in(ps, KERNEL_PID, ip);
-		if (i != NO_MAP)
-			ps->maps[i].hit = true;
-		return;
+	o->kind = d->kind;
+	o->pid = d->pid;
+	if (d->build_id && d->build_id_len) {
+		o->bid_len = d->build_id_len > SONDE_BUILD_ID_MAX ? SONDE_BUILD_ID_MAX
+								  : (uint8_t)d->build_id_len;
+		memcpy(o->bid, d->build_id, o->bid_len);
 	}
-	/* Most samples of a process land in the map its last one did. */
-	if (sonde_u32map_get(&ps->last, pid, &i) && i != NO_MAP && ps->maps[i].pid == pid &&
-	    ip >= ps->maps[i].start && ip < ps->maps[i].end) {
-		ps->maps[i].hit = true;
-		return;
-	}
-	for (int depth = 0; depth < 16; depth++) {
-		uint32_t pp;
-
-		i = find_in(ps, pid, ip);
-		if (i != NO_MAP) {
-			ps->maps[i].hit = true;
-			sonde_u32map_put(&ps->last, pid, i);
-			return;
-		}
-		/* A forked child shares its parent's maps until it execs. */
-		if (!sonde_u32map_get(&ps->parent, pid, &pp) || pp == pid || pp == 0)
-			return;
-		pid = pp;
-	}
-}
-
-static bool is_kernel_mode(uint16_t misc)
-{
-	uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
-
-	return mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
+	ps->objs[ps->n++] = o;
+	return o;
 }
 
 /* The pass as a tool (include/sonde/tool.h) over the time-ordered walk: no
  * session on the capture side, so @ses is NULL. */
 static int on_sample(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts)
 {
+	struct pass *ps = ctx;
+	const struct sonde_map *map;
+
 	(void)ses;
-	if (ts->s->present & PERF_SAMPLE_IP)
-		mark(ctx, ts->s->pid, ts->s->ip, is_kernel_mode(ts->rec->misc));
+	if (!(ts->s->present & PERF_SAMPLE_IP))
+		return 0;
+	map = sonde_machine_find_map(ps->machine, ts->s->pid,
+				     ts->rec->misc & PERF_RECORD_MISC_CPUMODE_MASK, ts->s->ip);
+	if (map)
+		((struct object *)map->object)->hit = true;
 	return 0;
 }
 
-static int on_mmap(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
-		   const struct sonde_pd_event *ev)
-{
-	(void)ses;
-	return add_map(ctx, &ev->mmap, is_kernel_mode(rec->misc) || ev->mmap.pid == UINT32_MAX);
-}
-
-static int on_fork(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
-		   const struct sonde_pd_event *ev)
+/* MMAP, COMM, FORK, EXIT: the machine takes them in. */
+static int on_side_band(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
+			const struct sonde_pd_event *ev)
 {
 	struct pass *ps = ctx;
 
 	(void)ses;
-	(void)rec;
-	if (ev->fork.pid != ev->fork.ppid &&
-	    sonde_u32map_put(&ps->parent, ev->fork.pid, ev->fork.ppid) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
-static int on_comm(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
-		   const struct sonde_pd_event *ev)
-{
-	struct pass *ps = ctx;
-
-	(void)ses;
-	/* exec: the old maps are gone and new MMAP2 records follow. */
-	if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
-		sonde_u32map_put(&ps->head, ev->comm.pid, NO_MAP);
-		sonde_u32map_put(&ps->parent, ev->comm.pid, 0);
-	}
-	return 0;
+	return sonde_machine_process(ps->machine, rec, ev);
 }
 
 static const struct sonde_tool buildid_tool = {
     .name = "buildids",
     .sample = on_sample,
-    .mmap = on_mmap,
-    .fork = on_fork,
-    .comm = on_comm,
+    .mmap = on_side_band,
+    .comm = on_side_band,
+    .fork = on_side_band,
+    .exit = on_side_band,
 };
 
 static int deliver(void *ctx, const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
@@ -211,7 +145,8 @@ static void module_name(const char *filename, char *buf, size_t len)
 static bool already_written(const struct pass *ps, size_t upto, const char *filename)
 {
 	for (size_t i = 0; i < upto; i++)
-		if (ps->maps[i].hit && ps->maps[i].bid_len && !strcmp(ps->maps[i].filename, filename))
+		if (ps->objs[i]->hit && ps->objs[i]->bid_len &&
+		    !strcmp(ps->objs[i]->filename, filename))
 			return true;
 	return false;
 }
@@ -220,15 +155,15 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_b
 		struct sonde_record_bids *found)
 {
 	for (size_t i = 0; i < ps->n; i++) {
-		struct map *m = &ps->maps[i];
-		bool kernel = m->pid == KERNEL_PID;
-		const char *name = m->filename;
+		struct object *m = ps->objs[i];
+		bool kernel = m->kind != SONDE_OBJECT_USER;
 		int r;
 
-		if (!m->hit)
+		/* An earlier map of the same name already gave its id: no lookup
+		 * (a remote one is a round trip). */
+		if (!m->hit || already_written(ps, i, m->filename))
 			continue;
-		if (kernel && !strncmp(m->filename, "[kernel.kallsyms]", 17)) {
-			name = "[kernel.kallsyms]";
+		if (m->kind == SONDE_OBJECT_KERNEL) {
 			if (!m->bid_len &&
 			    (r = src->lookup(src->ctx, SONDE_BID_KERNEL, NULL, 0, m->bid)) > 0)
 				m->bid_len = (uint8_t)r;
@@ -248,7 +183,7 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_b
 			if (r > 0)
 				m->bid_len = (uint8_t)r;
 		}
-		if (!m->bid_len || already_written(ps, i, m->filename))
+		if (!m->bid_len)
 			continue;
 		if (!kernel && !strcmp(m->filename, "[vdso]")) {
 			memcpy(found->vdso, m->bid, m->bid_len);
@@ -256,7 +191,7 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_b
 		}
 		r = sonde_pd_writer_add_build_id(w, -1,
 						 kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-						 m->bid, m->bid_len, name);
+						 m->bid, m->bid_len, m->filename);
 		if (r < 0)
 			return r;
 	}
@@ -323,18 +258,17 @@ int sonde_record_build_ids_from(struct sonde_pd_writer *w, const char *path,
 	r = sonde_pd_reader_open(&rd, path, NULL);
 	if (r < 0)
 		return r;
-	sonde_u32map_init(&ps.head);
-	sonde_u32map_init(&ps.parent);
-	sonde_u32map_init(&ps.last);
-	r = sonde_pd_walk_ordered(rd, deliver, &ps, NULL, NULL, NULL);
+	r = sonde_machine_new(&ps.machine, object_new, &ps);
+	if (r >= 0)
+		r = sonde_pd_walk_ordered(rd, deliver, &ps, NULL, NULL, NULL);
 	if (r >= 0)
 		r = emit(&ps, w, src, found ? found : &none);
 	sonde_pd_reader_close(rd);
-	for (size_t i = 0; i < ps.n; i++)
-		free(ps.maps[i].filename);
-	free(ps.maps);
-	sonde_u32map_fini(&ps.head);
-	sonde_u32map_fini(&ps.parent);
-	sonde_u32map_fini(&ps.last);
+	sonde_machine_free(ps.machine);
+	for (size_t i = 0; i < ps.n; i++) {
+		free(ps.objs[i]->filename);
+		free(ps.objs[i]);
+	}
+	free(ps.objs);
 	return r;
 }

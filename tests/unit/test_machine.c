@@ -9,7 +9,11 @@
  * trimmed and split by an overlapping MMAP (with the file offsets of the
  * pieces kept), forks copying maps (also into a pid the system reused),
  * threads sharing their process's maps, exec and prctl comm changes, and
- * tables grown past their first size.  Expected values follow from the
+ * tables grown past their first size.  The machine is libc only: these
+ * tests give it a factory of their own (one object per MMAP, naming the
+ * file), and check what the factory was told (kind, pid, names).  Last,
+ * the host's factory (machine_symbols.c): one dso per file, resolved to
+ * file offsets and kernel addresses.  Expected values follow from the
  * records each test writes.
  */
 #include <setjmp.h>
@@ -18,20 +22,55 @@
 #include <cmocka.h>
 
 #include <sonde/machine.h>
+#include <sonde/machine_symbols.h>
 #include <sonde/symbols.h>
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The tests' objects: one per MMAP record, kept in a list to free. */
+struct tobj {
+	struct tobj *next;
+	char path[64];
+	enum sonde_object_kind kind;
+	uint32_t pid;
+};
+
+static struct tobj *objs;
+
+static void *tobj_new(void *ctx, const struct sonde_object_desc *d)
+{
+	struct tobj *o = calloc(1, sizeof(*o));
+
+	(void)ctx;
+	if (!o)
+		return NULL;
+	snprintf(o->path, sizeof(o->path), "%s", d->filename);
+	o->kind = d->kind;
+	o->pid = d->pid;
+	o->next = objs;
+	objs = o;
+	return o;
+}
+
+static void tobjs_free(void)
+{
+	while (objs) {
+		struct tobj *o = objs;
+
+		objs = o->next;
+		free(o);
+	}
+}
 
 static void test_unnamed_threads(void **state)
 {
-	struct sonde_symtab *st;
 	struct sonde_machine *m;
 	struct sonde_thread *t;
 
-	assert_int_equal(sonde_symtab_new(&st, NULL), 0);
-	assert_int_equal(sonde_machine_new(&m, st), 0);
+	assert_int_equal(sonde_machine_new(&m, tobj_new, NULL), 0);
 	t = sonde_machine_findnew_thread(m, UINT32_MAX, UINT32_MAX);
 	assert_non_null(t);
 	assert_string_equal(sonde_machine_str(m, t->comm), ":-1");
@@ -43,7 +82,6 @@ static void test_unnamed_threads(void **state)
 			 sonde_machine_findnew_thread(m, 4242, 4243)->comm);
 	assert_null(sonde_machine_find_thread(m, 777));
 	sonde_machine_free(m);
-	sonde_symtab_free(st);
 }
 
 /* ---- records by hand -------------------------------------------------- */
@@ -63,6 +101,17 @@ static void mmap_rec(struct sonde_machine *m, uint32_t pid, uint64_t start, uint
 					 .min = 1,
 					 .ino = ino,
 					 .filename = path};
+	assert_int_equal(sonde_machine_process(m, &rec, &ev), 0);
+}
+
+/* A kernel-space MMAP (pid -1, kernel cpumode), as perf writes the kernel's and modules'. */
+static void kmmap_rec(struct sonde_machine *m, uint64_t start, uint64_t len, const char *path)
+{
+	struct sonde_pd_record rec = {.type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_KERNEL};
+	struct sonde_pd_event ev = {.type = PERF_RECORD_MMAP};
+
+	ev.mmap = (struct sonde_pd_mmap){
+	    .pid = UINT32_MAX, .tid = 0, .start = start, .len = len, .pgoff = start, .filename = path};
 	assert_int_equal(sonde_machine_process(m, &rec, &ev), 0);
 }
 
@@ -91,47 +140,37 @@ static void task_rec(struct sonde_machine *m, uint32_t type, uint32_t pid, uint3
 static void expect(struct sonde_machine *m, uint32_t pid, uint64_t ip, const char *path,
 		   uint64_t off)
 {
-	struct sonde_location loc;
+	const struct sonde_map *map = sonde_machine_find_map(m, pid, PERF_RECORD_MISC_USER, ip);
+	const struct tobj *o = map ? map->object : NULL;
+	uint64_t got = map ? ip - map->start + map->pgoff : 0;
 
-	sonde_machine_resolve(m, pid, PERF_RECORD_MISC_USER, ip, &loc);
 	if (!path) {
-		if (loc.map)
+		if (map)
 			fail_msg("pid %u ip %#llx: in %s, want no map", pid, (unsigned long long)ip,
-				 sonde_dso_long_name(loc.dso));
+				 o->path);
 		return;
 	}
-	if (!loc.map)
+	if (!map)
 		fail_msg("pid %u ip %#llx: no map, want %s", pid, (unsigned long long)ip, path);
-	if (strcmp(sonde_dso_long_name(loc.dso), path) || loc.addr != off)
+	if (strcmp(o->path, path) || got != off || o->kind != SONDE_OBJECT_USER)
 		fail_msg("pid %u ip %#llx: %s+%#llx, want %s+%#llx", pid, (unsigned long long)ip,
-			 sonde_dso_long_name(loc.dso), (unsigned long long)loc.addr, path,
-			 (unsigned long long)off);
+			 o->path, (unsigned long long)got, path, (unsigned long long)off);
 }
-
-struct fixture {
-	struct sonde_symtab *st;
-	struct sonde_machine *m;
-};
 
 static int setup(void **state)
 {
-	static struct fixture f;
-	/* No file exists: objects map addresses to file offsets and stop there. */
-	static const struct sonde_symtab_opts so = {.symfs = "/nonexistent",
-						    .no_proc_kallsyms = true};
+	static struct sonde_machine *m;
 
-	if (sonde_symtab_new(&f.st, &so) || sonde_machine_new(&f.m, f.st))
+	if (sonde_machine_new(&m, tobj_new, NULL))
 		return -1;
-	*state = &f;
+	*state = m;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-
-	sonde_machine_free(f->m);
-	sonde_symtab_free(f->st);
+	sonde_machine_free(*state);
+	tobjs_free();
 	return 0;
 }
 
@@ -141,7 +180,7 @@ static int teardown(void **state)
  */
 static void test_map_overlap(void **state)
 {
-	struct sonde_machine *m = ((struct fixture *)*state)->m;
+	struct sonde_machine *m = *state;
 
 	mmap_rec(m, 100, 0x10000, 0x40000, 0x1000, 1, "/a");
 	expect(m, 100, 0x10000, "/a", 0x1000);
@@ -184,7 +223,7 @@ static void test_map_overlap(void **state)
  */
 static void test_fork_exec(void **state)
 {
-	struct sonde_machine *m = ((struct fixture *)*state)->m;
+	struct sonde_machine *m = *state;
 
 	comm_rec(m, 200, 200, "parent", true);
 	mmap_rec(m, 200, 0x400000, 0x1000, 0, 10, "/bin/parent");
@@ -231,7 +270,7 @@ static void test_fork_exec(void **state)
  */
 static void test_pid_reuse(void **state)
 {
-	struct sonde_machine *m = ((struct fixture *)*state)->m;
+	struct sonde_machine *m = *state;
 
 	comm_rec(m, 300, 300, "old", true);
 	mmap_rec(m, 300, 0x400000, 0x1000, 0, 20, "/bin/old");
@@ -248,7 +287,7 @@ static void test_pid_reuse(void **state)
 /* More processes and threads than the tables' first sizes, each with its map. */
 static void test_many_processes(void **state)
 {
-	struct sonde_machine *m = ((struct fixture *)*state)->m;
+	struct sonde_machine *m = *state;
 	char path[32], comm[16];
 
 	for (uint32_t pid = 1000; pid < 1700; pid++) {
@@ -268,6 +307,116 @@ static void test_many_processes(void **state)
 	}
 }
 
+/* The object of @ip's map as the factory made it, or NULL. */
+static const struct tobj *obj_at(struct sonde_machine *m, uint32_t pid, uint16_t cpumode,
+				 uint64_t ip)
+{
+	const struct sonde_map *map = sonde_machine_find_map(m, pid, cpumode, ip);
+
+	return map ? map->object : NULL;
+}
+
+#define KTEXT 0xffffffff81000000ull
+#define KMOD 0xffffffffc0000000ull
+
+/*
+ * Kernel space: the factory is told the kernel image's map by perf's
+ * "[kernel.kallsyms]" (the "_text" suffix dropped) and every other kernel
+ * map as a module, with pid -1; samples find them by cpumode, and a
+ * sample of unknown mode tries the space its address suggests first, then
+ * the other.
+ */
+static void test_kernel_maps(void **state)
+{
+	struct sonde_machine *m = *state;
+	const struct tobj *o;
+
+	kmmap_rec(m, KTEXT, 0x1000000, "[kernel.kallsyms]_text");
+	kmmap_rec(m, KMOD, 0x8000, "/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko");
+	kmmap_rec(m, KMOD + 0x10000, 0x4000, "[sonde_chardev]");
+	mmap_rec(m, 400, 0x400000, 0x1000, 0, 40, "/bin/user");
+
+	o = obj_at(m, 400, PERF_RECORD_MISC_KERNEL, KTEXT + 0x10);
+	assert_non_null(o);
+	assert_string_equal(o->path, "[kernel.kallsyms]");
+	assert_int_equal(o->kind, SONDE_OBJECT_KERNEL);
+	assert_int_equal(o->pid, UINT32_MAX);
+	o = obj_at(m, 400, PERF_RECORD_MISC_KERNEL, KMOD + 0x7fff);
+	assert_non_null(o);
+	assert_string_equal(o->path, "/lib/modules/6.1.0/kernel/fs/ext4/ext4.ko");
+	assert_int_equal(o->kind, SONDE_OBJECT_MODULE);
+	o = obj_at(m, 1, PERF_RECORD_MISC_KERNEL, KMOD + 0x10000);
+	assert_non_null(o);
+	assert_string_equal(o->path, "[sonde_chardev]");
+	assert_int_equal(o->kind, SONDE_OBJECT_MODULE);
+	assert_null(obj_at(m, 400, PERF_RECORD_MISC_KERNEL, KMOD + 0x8000));
+
+	/* the user map is the process's, with the process's pid */
+	o = obj_at(m, 400, PERF_RECORD_MISC_USER, 0x400010);
+	assert_non_null(o);
+	assert_int_equal(o->kind, SONDE_OBJECT_USER);
+	assert_int_equal(o->pid, 400);
+	/* a given cpumode looks in its own space only */
+	assert_null(obj_at(m, 400, PERF_RECORD_MISC_USER, KTEXT + 0x10));
+	assert_null(obj_at(m, 400, PERF_RECORD_MISC_KERNEL, 0x400010));
+	/* mode 0: the address's space, then the other */
+	assert_string_equal(obj_at(m, 400, 0, KTEXT + 0x10)->path, "[kernel.kallsyms]");
+	assert_string_equal(obj_at(m, 400, 0, 0x400010)->path, "/bin/user");
+	assert_true(sonde_machine_kernel_ip(0, KTEXT));
+	assert_false(sonde_machine_kernel_ip(0, 0x400010));
+	assert_true(sonde_machine_kernel_ip(PERF_RECORD_MISC_KERNEL, 0x400010));
+	assert_false(sonde_machine_kernel_ip(PERF_RECORD_MISC_USER, KTEXT));
+}
+
+/*
+ * The host's factory: one dso per file (two processes mapping the same
+ * device and inode share it), file offsets for user addresses, kernel
+ * addresses kept as they are, and the kernel flag from the dso's kind.
+ */
+static void test_symbols_factory(void **state)
+{
+	/* No file exists: objects map addresses to file offsets and stop there. */
+	static const struct sonde_symtab_opts so = {.symfs = "/nonexistent",
+						    .no_proc_kallsyms = true};
+	struct sonde_symtab *st;
+	struct sonde_machine *m;
+	struct sonde_location a, b, k;
+
+	(void)state;
+	assert_int_equal(sonde_symtab_new(&st, &so), 0);
+	assert_int_equal(sonde_machine_symbols_new(&m, st), 0);
+	mmap_rec(m, 500, 0x400000, 0x2000, 0x1000, 50, "/lib/x.so");
+	mmap_rec(m, 501, 0x600000, 0x2000, 0, 50, "/lib/x.so");
+	kmmap_rec(m, KTEXT, 0x1000000, "[kernel.kallsyms]_text");
+
+	sonde_machine_resolve(m, 500, PERF_RECORD_MISC_USER, 0x400010, &a);
+	sonde_machine_resolve(m, 501, PERF_RECORD_MISC_USER, 0x600020, &b);
+	assert_non_null(a.map);
+	assert_non_null(a.dso);
+	assert_ptr_equal(a.dso, b.dso);
+	assert_string_equal(sonde_dso_long_name(a.dso), "/lib/x.so");
+	assert_int_equal(a.addr, 0x1010);
+	assert_int_equal(b.addr, 0x20);
+	assert_int_equal(a.map->start, 0x400000);
+	assert_false(a.kernel);
+	assert_null(a.sym);
+
+	sonde_machine_resolve(m, 500, PERF_RECORD_MISC_KERNEL, KTEXT + 0x42, &k);
+	assert_non_null(k.dso);
+	assert_int_equal(sonde_dso_kind(k.dso), SONDE_DSO_KERNEL);
+	assert_true(k.kernel);
+	assert_int_equal(k.addr, KTEXT + 0x42);
+
+	/* no map: the ip, the space its mode names */
+	sonde_machine_resolve(m, 500, PERF_RECORD_MISC_KERNEL, 0x1234, &k);
+	assert_null(k.map);
+	assert_null(k.dso);
+	assert_true(k.kernel);
+	assert_int_equal(k.addr, 0x1234);
+	sonde_machine_free(m);
+	sonde_symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +425,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fork_exec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_many_processes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_kernel_maps, setup, teardown),
+	    cmocka_unit_test(test_symbols_factory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
