@@ -20,7 +20,7 @@
 int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv)
 {
 	struct sonde_pd_host h;
-	int r = sonde_pd_host_fill(&h);
+	int r = sonde_record_host_fill(&h, NULL);
 
 	if (r == 0)
 		r = sonde_pd_writer_set_host(w, &h);
