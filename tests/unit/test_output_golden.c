@@ -71,7 +71,11 @@ static const char kallsyms[] = "ffffffff81000000 T _text\n"
 			       "ffffffff81000400 T entry\n"
 			       "ffffffff81000500 T _etext\n";
 
-static char path[] = "/tmp/sonde-golden-XXXXXX";
+static char file_path[] = "/tmp/sonde-golden-XXXXXX";
+static char zstd_path[] = "/tmp/sonde-golden-zstd-XXXXXX";
+static char pipe_path[] = "/tmp/sonde-golden-pipe-XXXXXX";
+static const char *path = file_path; /* the capture the views read */
+static enum pdg_mode write_mode;
 
 /* ---- the capture ------------------------------------------------------- */
 
@@ -114,7 +118,7 @@ static void user_sample(struct sonde_pd_writer *w, uint64_t id, uint32_t pid, ui
 
 static int write_capture(void)
 {
-	struct sonde_pd_writer *w = pdg_writer_open(path, PDG_FILE);
+	struct sonde_pd_writer *w = pdg_writer_open(path, write_mode);
 	struct perf_event_attr a;
 	uint64_t id = PF_ID;
 	struct pdg_buf b;
@@ -162,6 +166,20 @@ static int write_capture(void)
 	return sonde_pd_writer_close(w, NULL);
 }
 
+/*
+ * Symbol options of every pass: a pipe carries none of sonde's own
+ * features (see ARCHITECTURE.md, pipe mode), so the kernel symbols that a
+ * file has in its kallsyms snapshot are given to the pipe's pass directly.
+ */
+static void sym_opts(struct sonde_symtab_opts *so)
+{
+	so->no_proc_kallsyms = true;
+	if (path == pipe_path) {
+		so->kallsyms = kallsyms;
+		so->kallsyms_len = sizeof(kallsyms) - 1;
+	}
+}
+
 /* ---- report views ------------------------------------------------------- */
 
 struct built {
@@ -179,7 +197,7 @@ static void build(struct built *b, const char *keys, bool children, int graph, b
 	int n;
 
 	memset(b, 0, sizeof(*b));
-	b->o.ses.sym.no_proc_kallsyms = true;
+	sym_opts(&b->o.ses.sym);
 	n = sonde_sort_keys_parse(keys, b->o.keys, SONDE_SORT_MAX);
 	assert_true(n > 0);
 	b->o.nkeys = (size_t)n;
@@ -429,7 +447,7 @@ static void script_case(const char *name, bool json)
 	}
 	sr.pr.out = open_memstream(&buf, &len);
 	assert_non_null(sr.pr.out);
-	so.sym.no_proc_kallsyms = true;
+	sym_opts(&so.sym);
 	so.callchains = true;
 	if (sonde_session_run(&ses, r, &so, &slot, 1, &em))
 		fail_msg("%s", em.text);
@@ -447,16 +465,49 @@ static void test_script(void **state)
 	script_case("script.jsonl", true);
 }
 
+/*
+ * The same capture compressed (-z) and as a pipe: the reader hands the
+ * same records, so every view prints the same bytes.
+ */
+static void test_zstd_and_pipe(void **state)
+{
+	(void)state;
+	path = pipe_path;
+	test_stdio_children_caller(state);
+	test_json(state);
+	script_case("script.txt", false);
+	if (sonde_pd_writer_can_compress()) {
+		path = zstd_path;
+		test_stdio_children_caller(state);
+		test_json(state);
+		script_case("script.txt", false);
+	}
+	path = file_path;
+}
+
 static int setup(void **state)
 {
 	(void)state;
-	return pdg_capture_file(path, write_capture);
+	write_mode = PDG_ZSTD;
+	path = zstd_path;
+	if (sonde_pd_writer_can_compress() && pdg_capture_file(zstd_path, write_capture))
+		return -1;
+	write_mode = PDG_PIPE;
+	path = pipe_path;
+	if (pdg_capture_file(pipe_path, write_capture))
+		return -1;
+	write_mode = PDG_FILE;
+	path = file_path;
+	return pdg_capture_file(file_path, write_capture);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return unlink(path);
+	if (sonde_pd_writer_can_compress())
+		unlink(zstd_path);
+	unlink(pipe_path);
+	return unlink(file_path);
 }
 
 int main(void)
@@ -466,7 +517,7 @@ int main(void)
 	    cmocka_unit_test(test_stdio_keys),	 cmocka_unit_test(test_stdio_srcline),
 	    cmocka_unit_test(test_stdio_callee), cmocka_unit_test(test_stdio_children_caller),
 	    cmocka_unit_test(test_json),	 cmocka_unit_test(test_html_data),
-	    cmocka_unit_test(test_script),
+	    cmocka_unit_test(test_script),	 cmocka_unit_test(test_zstd_and_pipe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
