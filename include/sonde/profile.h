@@ -67,6 +67,9 @@ struct sonde_profile_opts {
 	bool children;	   /* also accumulate inclusive totals per frame */
 	bool callchains;   /* build call-path tries under the entries */
 	bool caller_order; /* tries run from the outermost caller down (-G caller) */
+	/* The comms' strings, for perf's order of rows tied on period (the
+	 * profile tool sets it); NULL: comms tie. */
+	const struct sonde_machine *machine;
 };
 
 /* An entry's key; fields not among the sort keys are zero. */
