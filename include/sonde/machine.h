@@ -72,6 +72,9 @@ struct sonde_map {
 struct sonde_thread {
 	uint32_t pid, tid;
 	uint32_t comm; /* interned: sonde_machine_str() */
+	/* comm came from a COMM record (or is the idle task's): a fork passes
+	 * it on; a thread never named keeps ":TID" and its children their own. */
+	bool comm_set;
 };
 
 /**

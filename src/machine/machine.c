@@ -242,7 +242,7 @@ struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint3
 		snprintf(name, sizeof(name), "swapper");
 	else
 		snprintf(name, sizeof(name), ":%d", (int)tid);
-	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0}};
+	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0, tid == 0}};
 	m->threads[k].t.comm = sonde_machine_intern(m, name);
 	m->nthreads++;
 	return &m->threads[k].t;
@@ -408,6 +408,7 @@ static int do_comm(struct sonde_machine *m, const struct sonde_pd_record *rec,
 	 * perf's maps do (it never flushes them on exec either).
 	 */
 	t->comm = id;
+	t->comm_set = true;
 	return 0;
 }
 
@@ -416,14 +417,20 @@ static int do_fork(struct sonde_machine *m, const struct sonde_pd_fork *f)
 	struct sonde_thread *parent = sonde_machine_findnew_thread(m, f->ppid, f->ptid);
 	struct sonde_thread *child;
 	uint32_t comm;
+	bool comm_set;
 
 	if (!parent)
 		return -ENOMEM;
 	comm = parent->comm;
+	comm_set = parent->comm_set;
 	if (!(child = sonde_machine_findnew_thread(m, f->pid, f->tid)))
 		return -ENOMEM;
 	child->pid = f->pid;
-	child->comm = comm;
+	/* As perf's thread__fork: only a name the parent was given is inherited. */
+	if (comm_set) {
+		child->comm = comm;
+		child->comm_set = true;
+	}
 	if (f->pid != f->ppid) {
 		struct proc *cp = findnew_proc(m, f->pid);
 		/* After findnew, which may move the table. */
