@@ -295,6 +295,8 @@ static void test_many_processes(void **state)
 		snprintf(comm, sizeof(comm), "p%u", pid);
 		comm_rec(m, pid, pid, comm, true);
 		mmap_rec(m, pid, 0x400000 + pid * 0x1000ull, 0x1000, 0, pid, path);
+		/* the first process, looked up between growths of the table */
+		expect(m, 1000, 0x400000 + 1000 * 0x1000ull + 8, "/bin/p1000", 8);
 	}
 	for (uint32_t pid = 1000; pid < 1700; pid++) {
 		snprintf(path, sizeof(path), "/bin/p%u", pid);
