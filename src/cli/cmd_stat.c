@@ -4,16 +4,15 @@
  * or of CPUs, in perf stat's conventions.
  *
  * One run: open counters (disabled), start the workload or enable them,
- * then wait in ppoll() on pidfds of what we count, with SIGINT, SIGTERM and
- * SIGCHLD blocked except inside ppoll so none is lost between checks.  An
- * interval (-I) is the ppoll timeout.  The workload's exit status becomes
+ * then wait (sonde_wait_until()) on pidfds of what we count, with SIGINT,
+ * SIGTERM and SIGCHLD blocked except inside ppoll so none is lost between
+ * checks.  An interval (-I) is the wait's timeout.  The workload's exit status becomes
  * ours; Ctrl-C is forwarded to it, and the counts so far are printed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +25,7 @@
 #include <sonde/counters.h>
 #include <sonde/doctor.h>
 #include <sonde/idlist.h>
+#include <sonde/wait.h>
 #include <sonde/workload.h>
 
 #include "cli.h"
@@ -76,49 +76,6 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* Waits for the end of one run: the workload's or the targets' exit, a
- * stop signal, or the next interval tick.  Return: 1 to tick, 0 to stop. */
-static int wait_step(const int *pidfds, size_t npidfds, bool *gone, double deadline_ns,
-		     const sigset_t *waitmask)
-{
-	struct pollfd pfd[64];
-	struct timespec ts, *tsp = NULL;
-	size_t n = 0, alive = 0;
-
-	for (size_t i = 0; i < npidfds && n < 64; i++) {
-		if (gone[i])
-			continue;
-		pfd[n].fd = pidfds[i];
-		pfd[n].events = POLLIN;
-		n++;
-		alive++;
-	}
-	if (npidfds && !alive)
-		return 0;
-	if (deadline_ns > 0) {
-		double left = deadline_ns - now_ns();
-
-		if (left <= 0)
-			return 1;
-		ts.tv_sec = (time_t)(left / 1e9);
-		ts.tv_nsec = (long)(left - (double)ts.tv_sec * 1e9);
-		tsp = &ts;
-	}
-	int r = ppoll(pfd, n, tsp, waitmask);
-
-	if (r == 0)
-		return 1;
-	if (r > 0) {
-		for (size_t i = 0, k = 0; i < npidfds && k < n; i++) {
-			if (gone[i])
-				continue;
-			if (pfd[k++].revents)
-				gone[i] = true;
-		}
-	}
-	return 2; /* re-check */
 }
 
 static void print_target(const struct stat_opts *o, char *buf, size_t len)
@@ -227,9 +184,8 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	struct sonde_target t = {.procfs = "/proc"};
 	struct sonde_counters cs;
 	sigset_t block, waitmask;
-	int pidfds[64], r, ret = EXIT_FAIL;
-	bool gone[64] = {0};
-	size_t npidfds = 0;
+	struct sonde_wait w = {.wl_pidfd = -1};
+	int r, ret = EXIT_FAIL;
 	uint64_t(*prev)[3] = NULL;
 	double t0, last, deadline = 0;
 
@@ -295,8 +251,22 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		sonde_workload_abort(&wl);
 		goto close;
 	}
+	/* The workload, or else the attached tasks: their end ends the run. */
+	if (sonde_wait_init(&w, &(struct sonde_wait_opts){
+				    .wl = wl.pid > 0 ? &wl : NULL,
+				    .pids = wl.pid > 0 ? NULL : o->pids,
+				    .npids = wl.pid > 0 ? 0 : o->npids,
+				    .tids = wl.pid > 0 ? NULL : o->tids,
+				    .ntids = wl.pid > 0 ? 0 : o->ntids,
+				    .waitmask = &waitmask,
+				    .stop_signal = &cli_stop_signal,
+				    .child_exited = &cli_child_exited,
+			    }) < 0) {
+		cli_error("out of memory");
+		sonde_workload_abort(&wl);
+		goto close;
+	}
 	if (wl.pid > 0) {
-		pidfds[npidfds++] = sonde_pidfd_open(wl.pid, false);
 		if (t.cpus)
 			sonde_counters_enable(&cs);
 		t0 = now_ns();
@@ -307,24 +277,8 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 			goto close;
 		}
 	} else {
-		for (size_t i = 0; i < o->npids && npidfds < 64; i++) {
-			int fd = sonde_pidfd_open(o->pids[i], false);
-
-			if (fd >= 0)
-				pidfds[npidfds++] = fd;
-		}
-		for (size_t i = 0; i < o->ntids && npidfds < 64; i++) {
-			int fd = sonde_pidfd_open(o->tids[i], true);
-
-			if (fd >= 0)
-				pidfds[npidfds++] = fd;
-		}
 		sonde_counters_enable(&cs);
 		t0 = now_ns();
-	}
-	if (npidfds && pidfds[0] < 0) {
-		/* No pidfd (old kernel): wait for SIGCHLD only. */
-		npidfds = 0;
 	}
 	last = t0;
 	if (o->interval_ms > 0) {
@@ -332,41 +286,33 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 		stat_print_interval_header(&o->pr);
 	}
 	for (;;) {
-		int step;
+		int64_t timeout = -1;
+		int ev;
 
-		if (cli_stop_signal) {
-			if (wl.pid > 0 && !res->stopped_by_signal) {
-				/* Ctrl-C: the workload stops too, and we print what we have. */
-				kill(wl.pid, cli_stop_signal);
-			}
-			res->stopped_by_signal = true;
-			cli_stop_signal = 0;
-			if (wl.pid <= 0)
-				break;
-		}
-		if (wl.pid > 0 && cli_child_exited) {
-			int status;
+		if (o->interval_ms > 0) {
+			double left = deadline - now_ns();
 
-			cli_child_exited = 0;
-			if (sonde_workload_reaped(&wl, &status, &res->ru)) {
-				res->status = status;
-				break;
-			}
+			timeout = left > 0 ? (int64_t)left : 0;
 		}
-		step = wait_step(pidfds, npidfds, gone, deadline, &waitmask);
-		if (step == 0 && wl.pid <= 0)
+		ev = sonde_wait_until(&w, NULL, 0, timeout);
+		if (ev < 0)
 			break;
-		if (step == 0 || (wl.pid > 0 && gone[0])) {
-			int status;
-
-			if (wl.pid > 0 && wait4(wl.pid, &status, 0, &res->ru) == wl.pid) {
-				res->status = status;
-				break;
-			}
-			if (wl.pid <= 0)
+		if (ev & SONDE_WAIT_SIGNAL) {
+			/* Ctrl-C: the workload stops too, and we print what we have. */
+			if (wl.pid > 0 && !res->stopped_by_signal)
+				kill(wl.pid, w.signal);
+			res->stopped_by_signal = true;
+			if (wl.pid <= 0 && !(ev & SONDE_WAIT_EXITED))
 				break;
 		}
-		if (step == 1 && o->interval_ms > 0) {
+		if (ev & SONDE_WAIT_EXITED) {
+			res->status = w.status;
+			res->ru = w.ru;
+			break;
+		}
+		if (ev & SONDE_WAIT_GONE)
+			break;
+		if ((ev & SONDE_WAIT_TICK) && o->interval_ms > 0) {
 			print_interval(o, &cs, prev, t0, last);
 			last = now_ns();
 			deadline += (double)o->interval_ms * 1e6;
@@ -392,9 +338,7 @@ close:
 	free(prev);
 	sonde_counters_close(&cs);
 out:
-	for (size_t i = 0; i < npidfds; i++)
-		if (pidfds[i] >= 0)
-			close(pidfds[i]);
+	sonde_wait_fini(&w);
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
 	sonde_cpulist_fini(&cpus);
 	(void)cli;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * One capture, start to end: the loop `sonde record` and `sonde-agent`
- * share.  The loop waits in ppoll() on the rings, the workload's pidfd and
- * the caller's descriptors, with the caller's signals unblocked only inside
- * ppoll (so a signal is never lost between the check and the wait), drains
+ * share.  The loop waits with the one workload wait (sonde_wait_until():
+ * ppoll() on the rings, the caller's descriptors and the workload's pidfd,
+ * with the caller's signals unblocked only inside ppoll, so a signal is
+ * never lost between the check and the wait), drains
  * every ring after each wake-up and marks the end of each pass with
  * FINISHED_ROUND so readers can merge CPUs in time order.
  */
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 #include <sonde/perf_data.h>
-#include <sonde/signals.h>
+#include <sonde/wait.h>
 
 #define MAX_POLL 1024
 
@@ -150,63 +151,45 @@ static int delayed_start(struct sonde_capture *c)
 
 static void loop(struct sonde_capture *c)
 {
-	struct pollfd pfd[MAX_POLL + 1 + SONDE_CAPTURE_MAX_EXTRA];
+	struct pollfd pfd[MAX_POLL + SONDE_CAPTURE_MAX_EXTRA];
 	size_t nrings = sonde_record_pollfds(c->rec, pfd, MAX_POLL), n = nrings, extra_at;
 	bool workload = c->wl.pid > 0;
-	int pidfd = -1, pidfd_at = -1;
+	struct sonde_wait w;
 
-	if (workload) {
-		pidfd = sonde_pidfd_open(c->wl.pid, false);
-		if (pidfd >= 0) {
-			pfd[n] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-			pidfd_at = (int)n++;
-		}
+	if (sonde_wait_init(&w, &(struct sonde_wait_opts){.wl = workload ? &c->wl : NULL,
+							  .waitmask = c->o.waitmask,
+							  .stop_signal = c->o.stop_signal,
+							  .child_exited = c->o.child_exited}) < 0) {
+		c->end = SONDE_CAPTURE_POLL_ERROR;
+		sonde_wait_fini(&w);
+		return;
 	}
 	extra_at = n;
 	for (size_t i = 0; i < c->o.nextra && i < SONDE_CAPTURE_MAX_EXTRA; i++)
 		pfd[n++] = c->o.extra[i];
 	for (;;) {
-		struct timespec ts, *tsp = NULL;
+		int64_t timeout = -1;
 		bool extra_ready = false;
-		int pr, delay = delayed_start(c);
+		int ev, delay = delayed_start(c);
 
-		if (c->o.stop_signal && *c->o.stop_signal) {
-			c->end = SONDE_CAPTURE_SIGNALED;
-			if (workload)
-				kill(c->wl.pid, *c->o.stop_signal);
-			*c->o.stop_signal = 0;
-			if (!workload)
-				break;
-		}
-		if (workload && ((c->o.child_exited && *c->o.child_exited) ||
-				 (pidfd_at >= 0 && pfd[pidfd_at].revents) || pidfd < 0)) {
-			if (c->o.child_exited)
-				*c->o.child_exited = 0;
-			if (sonde_workload_reaped(&c->wl, &c->status, NULL)) {
-				if (c->end != SONDE_CAPTURE_SIGNALED)
-					c->end = SONDE_CAPTURE_WORKLOAD_EXITED;
-				break;
-			}
-		}
-		if (c->o.poll_timeout_ms > 0 || (workload && pidfd < 0 && !c->o.child_exited) ||
-		    delay >= 0) {
-			int ms = c->o.poll_timeout_ms > 0 ? c->o.poll_timeout_ms : 100;
-
-			if (delay >= 0 && (delay < ms || (c->o.poll_timeout_ms <= 0 && pidfd >= 0)))
-				ms = delay;
-
-			ts.tv_sec = ms / 1000;
-			ts.tv_nsec = (long)(ms % 1000) * 1000000;
-			tsp = &ts;
-		}
-		pr = ppoll(pfd, n, tsp, c->o.waitmask);
-		if (pr < 0 && errno != EINTR) {
+		if (c->o.poll_timeout_ms > 0)
+			timeout = (int64_t)c->o.poll_timeout_ms * 1000000;
+		if (delay >= 0 && (timeout < 0 || (int64_t)delay * 1000000 < timeout))
+			timeout = (int64_t)delay * 1000000;
+		ev = sonde_wait_until(&w, pfd, n, timeout);
+		if (ev < 0) {
 			c->end = SONDE_CAPTURE_POLL_ERROR;
 			break;
 		}
-		/* Busy rings never let ppoll() deliver a stop signal: let it through. */
-		if (pr > 0)
-			sonde_signals_deliver(c->o.waitmask);
+		if (ev & SONDE_WAIT_EXITED)
+			c->status = w.status; /* reaped: kept whatever ends the loop */
+		if (ev & SONDE_WAIT_SIGNAL) {
+			c->end = SONDE_CAPTURE_SIGNALED;
+			if (!workload)
+				break;
+			if (c->wl.pid > 0)
+				kill(c->wl.pid, w.signal);
+		}
 		if (drain(c) < 0)
 			break;
 		if (c->o.on_pass && c->o.on_pass(c->o.ctx)) {
@@ -214,7 +197,7 @@ static void loop(struct sonde_capture *c)
 			break;
 		}
 		for (size_t i = extra_at; i < n; i++)
-			extra_ready |= pr > 0 && pfd[i].revents != 0;
+			extra_ready |= pfd[i].revents != 0;
 		if (extra_ready && c->o.on_extra) {
 			for (size_t i = 0; i < c->o.nextra; i++)
 				c->o.extra[i].revents = pfd[extra_at + i].revents;
@@ -224,7 +207,7 @@ static void loop(struct sonde_capture *c)
 			}
 		}
 		/* Attached targets gone: every ring hung up. */
-		if (!workload && !c->o.rec.system_wide && pr > 0) {
+		if (!workload && !c->o.rec.system_wide && (ev & SONDE_WAIT_READY)) {
 			size_t hup = 0;
 
 			for (size_t k = 0; k < nrings; k++)
@@ -234,9 +217,14 @@ static void loop(struct sonde_capture *c)
 				break;
 			}
 		}
+		/* After the pass that woke with it, as the records it left are drained. */
+		if (ev & SONDE_WAIT_EXITED) {
+			if (c->end != SONDE_CAPTURE_SIGNALED)
+				c->end = SONDE_CAPTURE_WORKLOAD_EXITED;
+			break;
+		}
 	}
-	if (pidfd >= 0)
-		close(pidfd);
+	sonde_wait_fini(&w);
 }
 
 int sonde_capture_run(struct sonde_capture *c)

@@ -113,7 +113,7 @@ static inline void pdg_comm(struct pdg_buf *b, uint32_t pid, uint32_t tid, const
 static inline void pdg_mmap2(struct pdg_buf *b, uint32_t pid, uint64_t start, uint64_t len,
 			     uint64_t pgoff, uint64_t ino, const char *path, uint64_t time)
 {
-	char name[64] = {0};
+	char name[256] = {0};
 
 	pdg_hdr(b, PERF_RECORD_MMAP2,
 		pid == UINT32_MAX ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);

@@ -49,6 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "golden.h"
 #include "pd_gen.h"
 #include "report_render.h"
 
@@ -158,54 +159,6 @@ static int write_capture(void)
 	pdg_round(&b);
 	put(w, &b);
 	return sonde_pd_writer_close(w, NULL);
-}
-
-/* ---- golden files ------------------------------------------------------ */
-
-/* Compares @text with golden/@name, or writes it there with SONDE_UPDATE_GOLDEN=1. */
-static void golden(const char *name, const char *text)
-{
-	char file[512], *want = NULL;
-	size_t wlen = 0, line = 1, i;
-	FILE *f;
-
-	snprintf(file, sizeof(file), "%s/%s", GOLDEN_DIR, name);
-	if (getenv("SONDE_UPDATE_GOLDEN")) {
-		f = fopen(file, "w");
-		assert_non_null(f);
-		assert_int_equal(fputs(text, f) >= 0, 1);
-		assert_int_equal(fclose(f), 0);
-		return;
-	}
-	f = fopen(file, "r");
-	if (!f)
-		fail_msg("%s: %s (SONDE_UPDATE_GOLDEN=1 writes it)", file, strerror(errno));
-	{
-		char chunk[4096];
-		size_t n;
-		FILE *m = open_memstream(&want, &wlen);
-
-		assert_non_null(m);
-		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			fwrite(chunk, 1, n, m);
-		fclose(m);
-	}
-	fclose(f);
-	for (i = 0; text[i] && i < wlen && text[i] == want[i]; i++)
-		line += text[i] == '\n';
-	if (i != wlen || text[i]) {
-		/* The line where they part, from at most 60 bytes before (JSON is one line). */
-		size_t from = i, wn, gn;
-
-		while (from > 0 && want[from - 1] != '\n' && i - from < 60)
-			from--;
-		wn = i - from + strcspn(want + i, "\n");
-		gn = i - from + strcspn(text + i, "\n");
-		fail_msg("%s differs at line %zu, byte %zu:\n  want: %.*s\n  got:  %.*s", name,
-			 line, i, (int)(wn < i - from + 60 ? wn : i - from + 60), want + from,
-			 (int)(gn < i - from + 60 ? gn : i - from + 60), text + from);
-	}
-	free(want);
 }
 
 /* ---- report views ------------------------------------------------------- */
