@@ -13,8 +13,9 @@
  * reused by a fork after its first process exited (the child is a copy
  * of its parent, not of the dead process), overlapping maps (the newer
  * one wins where they overlap, the older one's remains elsewhere), a
- * thread of a process, two processes sampling one file, the vDSO, and
- * kernel and module samples (by cpumode, not by address).
+ * thread of a process, two processes sampling one file, the vDSO,
+ * kernel and module samples (by cpumode, not by address), and an MMAP2
+ * that carries its file's build id (used as it is, no lookup).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,6 +77,33 @@ static void mmap2(struct sonde_pd_writer *w, uint32_t pid, uint64_t start, uint6
 	struct pdg_buf b;
 
 	pdg_mmap2(&b, pid, start, len, pid == UINT32_MAX ? start : 0, ino, file, now++);
+	put(w, &b);
+}
+
+/* An MMAP2 carrying the file's build id (PERF_RECORD_MISC_MMAP_BUILD_ID):
+ * 20 bytes of @byte, in place of device and inode. */
+static void mmap2_bid(struct sonde_pd_writer *w, uint32_t pid, uint64_t start, uint64_t len,
+		      uint8_t byte, const char *file)
+{
+	char name[64] = {0};
+	uint8_t id[20];
+	struct pdg_buf b;
+
+	memset(id, byte, sizeof(id));
+	pdg_hdr(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	pdg_put32(&b, pid);
+	pdg_put32(&b, pid);
+	pdg_put64(&b, start);
+	pdg_put64(&b, len);
+	pdg_put64(&b, 0);
+	pdg_put32(&b, sizeof(id)); /* u8 size, 3 bytes reserved (little endian) */
+	pdg_put(&b, id, sizeof(id));
+	pdg_put32(&b, 5);
+	pdg_put32(&b, 2);
+	snprintf(name, sizeof(name), "%s", file);
+	pdg_put(&b, name, (strlen(name) + 8) & ~7ul);
+	pdg_trailer(&b, pid, pid, now++);
+	pdg_end(&b);
 	put(w, &b);
 }
 
@@ -169,12 +197,17 @@ static void write_records(struct sonde_pd_writer *w)
 	sample(w, USER, 400, 400, 0x90000);	   /* nothing */
 	sample(w, KERNEL, 400, 400, KMOD + 0x20); /* [mod_a] */
 	sample(w, USER, 400, 400, 0x40010);	   /* /big, its right piece */
+
+	/* the kernel put the build id in the MMAP2: no lookup */
+	comm(w, 500, "bid", true);
+	mmap2_bid(w, 500, 0x400000, 0x1000, 0xab, "/bin/bid");
+	sample(w, USER, 500, 500, 0x400010); /* /bin/bid, id 0xab... */
 }
 
 struct want {
 	const char *name;
 	uint16_t misc;
-	char tag;
+	uint8_t tag;
 	const char *asked; /* what the id names (the lookup's name) */
 };
 
@@ -191,6 +224,7 @@ static void test_marked_objects(void **state)
 	    {"/bin/new", PERF_RECORD_MISC_USER, 'F', "/bin/new"},
 	    {"/big", PERF_RECORD_MISC_USER, 'F', "/big"},
 	    {"/mid", PERF_RECORD_MISC_USER, 'F', "/mid"},
+	    {"/bin/bid", PERF_RECORD_MISC_USER, 0xab, "\xab\xab\xab\xab"},
 	};
 	const struct sonde_buildid_source src = {fake_lookup, NULL};
 	int fd = mkstemp(path);
