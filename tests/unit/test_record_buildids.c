@@ -151,11 +151,11 @@ static void write_records(struct sonde_pd_writer *w)
 	mmap2(w, 100, 0x7f0000, 0x1000, 2, "/lib/c.so");
 	task(w, PERF_RECORD_FORK, 101, 100, 101, 100);
 	mmap2(w, 100, 0x700000, 0x1000, 3, "/lib/late.so");
-	sample(w, USER, 101, 101, 0x400010);	/* /bin/p, through the fork */
-	sample(w, USER, 101, 101, 0x700010);	/* nothing: the child has no late.so */
+	sample(w, USER, 101, 101, 0x400010);	    /* /bin/p, through the fork */
+	sample(w, USER, 101, 101, 0x700010);	    /* nothing: the child has no late.so */
 	sample(w, KERNEL, 101, 101, KTEXT + 0x100); /* the kernel */
-	sample(w, KERNEL, 101, 101, 0x7f0010);	/* nothing: no kernel map there */
-	sample(w, USER, 101, 101, KMOD + 0x10);	/* nothing: a user address space */
+	sample(w, KERNEL, 101, 101, 0x7f0010);	    /* nothing: no kernel map there */
+	sample(w, USER, 101, 101, KMOD + 0x10);	    /* nothing: a user address space */
 	/* a thread of 100 shares its maps */
 	task(w, PERF_RECORD_FORK, 100, 100, 105, 100);
 	sample(w, USER, 100, 105, 0x7f0020); /* /lib/c.so */
@@ -170,8 +170,8 @@ static void write_records(struct sonde_pd_writer *w)
 	sample(w, USER, 200, 200, 0x7e0010); /* /lib/libc-old.so: still mapped in execve */
 	mmap2(w, 200, 0x400000, 0x2000, 6, "/bin/prog");
 	mmap2(w, 200, 0x7e0000, 0x1000, 7, "/lib/c.so"); /* the same file as 100's */
-	sample(w, USER, 200, 200, 0x400010);	     /* /bin/prog, not /bin/sh */
-	sample(w, USER, 200, 200, 0x7e0010);	     /* /lib/c.so (listed once) */
+	sample(w, USER, 200, 200, 0x400010);		 /* /bin/prog, not /bin/sh */
+	sample(w, USER, 200, 200, 0x7e0010);		 /* /lib/c.so (listed once) */
 	mmap2(w, 200, 0x7fff0000, 0x2000, 0, "[vdso]");
 	sample(w, USER, 200, 200, 0x7fff0100); /* [vdso] */
 
@@ -192,11 +192,11 @@ static void write_records(struct sonde_pd_writer *w)
 	mmap2(w, 400, 0x20000, 0x10000, 11, "/mid");
 	mmap2(w, 400, 0x60000, 0x1000, 12, "/gone");
 	mmap2(w, 400, 0x60000, 0x1000, 13, "/unreadable"); /* replaces /gone */
-	sample(w, USER, 400, 400, 0x20010);	   /* /mid */
-	sample(w, USER, 400, 400, 0x60010);	   /* /unreadable: no id, not listed */
-	sample(w, USER, 400, 400, 0x90000);	   /* nothing */
-	sample(w, KERNEL, 400, 400, KMOD + 0x20); /* [mod_a] */
-	sample(w, USER, 400, 400, 0x40010);	   /* /big, its right piece */
+	sample(w, USER, 400, 400, 0x20010);		   /* /mid */
+	sample(w, USER, 400, 400, 0x60010);		   /* /unreadable: no id, not listed */
+	sample(w, USER, 400, 400, 0x90000);		   /* nothing */
+	sample(w, KERNEL, 400, 400, KMOD + 0x20);	   /* [mod_a] */
+	sample(w, USER, 400, 400, 0x40010);		   /* /big, its right piece */
 
 	/* the kernel put the build id in the MMAP2: no lookup */
 	comm(w, 500, "bid", true);
@@ -266,7 +266,8 @@ static void test_marked_objects(void **state)
 	 * /lib/c.so once (its first mapping's id serves the second) */
 	assert_int_equal(nasked, 8);
 	for (size_t i = 0; i < nasked; i++) {
-		if (!strcmp(asked[i].name, "/lib/libc-old.so") || !strcmp(asked[i].name, "/bin/prog"))
+		if (!strcmp(asked[i].name, "/lib/libc-old.so") ||
+		    !strcmp(asked[i].name, "/bin/prog"))
 			assert_int_equal(asked[i].pid, 200);
 		if (!strcmp(asked[i].name, "/bin/new"))
 			assert_int_equal(asked[i].pid, 310);
