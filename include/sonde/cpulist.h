@@ -14,6 +14,10 @@ struct sonde_cpulist {
 int sonde_cpulist_parse(const char *text, struct sonde_cpulist *out);
 /* The online CPUs, from @sysfs/devices/system/cpu/online. */
 int sonde_cpulist_online(const char *sysfs, struct sonde_cpulist *out);
+/**
+ * sonde_cpulist_fini() - free the CPU array
+ * @l: the list; empty again afterwards (n is 0)
+ */
 void sonde_cpulist_fini(struct sonde_cpulist *l);
 /* Writes the list back in range notation. */
 void sonde_cpulist_format(const struct sonde_cpulist *l, char *buf, size_t len);

@@ -80,6 +80,11 @@ struct sonde_record {
  */
 int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts *o);
 void sonde_record_close(struct sonde_record *r);
+/**
+ * sonde_record_enable() - start the events sampling (a gated workload's start at its exec anyway)
+ * @r: the recording
+ * Return: 0, or -errno of the first ioctl that failed (message in r->err).
+ */
 int sonde_record_enable(struct sonde_record *r);
 /*
  * Enables the side-band event alone, when it is one of its own (system
@@ -89,6 +94,11 @@ int sonde_record_enable(struct sonde_record *r);
 int sonde_record_enable_sideband(struct sonde_record *r);
 /* Borrowed: the name of event @i (the list's, or the side-band dummy). */
 const char *sonde_record_event_name(const struct sonde_record *r, size_t i);
+/**
+ * sonde_record_disable() - stop the events sampling; what the rings hold can still be drained
+ * @r: the recording
+ * Return: 0, or -errno of the first ioctl that failed (message in r->err).
+ */
 int sonde_record_disable(struct sonde_record *r);
 
 /* Kernel ids of event @ev on every slot where it opened. Return: count. */
