@@ -50,6 +50,8 @@ struct sonde_machine {
 	void *object_ctx;
 	struct proc *procs;
 	size_t nprocs, procs_cap; /* procs_cap a power of two */
+	struct proc *last_proc;	  /* of the last lookup (samples come in runs of one
+				   * process); NULL after the table moved */
 	struct tslot *threads;
 	size_t nthreads, threads_cap;
 	struct proc kernel;
@@ -138,6 +140,7 @@ static int procs_grow(struct sonde_machine *m)
 	free(m->procs);
 	m->procs = p;
 	m->procs_cap = n;
+	m->last_proc = NULL;
 	return 0;
 }
 
@@ -147,12 +150,15 @@ static struct proc *find_proc(struct sonde_machine *m, uint32_t pid)
 
 	if (pid == PID_KERNEL)
 		return &m->kernel;
+	/* Processes are never removed, so the pointer keeps its pid. */
+	if (m->last_proc && m->last_proc->pid == pid)
+		return m->last_proc;
 	if (!m->procs_cap)
 		return NULL;
 	k = hash_u32(pid) & (m->procs_cap - 1);
 	while (m->procs[k].used) {
 		if (m->procs[k].pid == pid)
-			return &m->procs[k];
+			return m->last_proc = &m->procs[k];
 		k = (k + 1) & (m->procs_cap - 1);
 	}
 	return NULL;
