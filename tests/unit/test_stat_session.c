@@ -115,7 +115,8 @@ static void test_exec_failure(void **state)
 	(void)state;
 	assert_true(run(&s, argv, 1, 0, &c) < 0);
 	assert_int_equal(s.failed, SONDE_STAT_EXEC);
-	assert_string_equal(s.err.text, "can't run '/nonexistent/sonde-test': No such file or directory");
+	assert_string_equal(s.err.text,
+			    "can't run '/nonexistent/sonde-test': No such file or directory");
 	assert_int_equal(s.runs, 0);
 	assert_int_equal(c.start, 0);
 	sonde_stat_fini(&s);
