@@ -65,12 +65,15 @@
 	X(LIST_REPLY, 16, AGENT, "#(ss)")                                                   \
 	X(BYE, 17, HOST, "")
 
+/* clang-format would indent SONDE_AM_MAX_ as a continuation of the macro. */
+// clang-format off
 enum sonde_agent_msg {
 #define SONDE_AGENT_MSG_ENUM(name, num, sender, fields) SONDE_AM_##name = num,
 	SONDE_AGENT_MESSAGES(SONDE_AGENT_MSG_ENUM)
 #undef SONDE_AGENT_MSG_ENUM
 	SONDE_AM_MAX_
 };
+// clang-format on
 
 /* How many message types there are (numbered 1 to this). */
 #define SONDE_AGENT_NR_MESSAGES (SONDE_AM_MAX_ - 1)

@@ -115,7 +115,7 @@ enum sonde_dso_kind sonde_dso_kind(const struct sonde_dso *d);
 const char *sonde_dso_short_name(const struct sonde_dso *d);
 /* The path as given. */
 const char *sonde_dso_long_name(const struct sonde_dso *d);
-/* The object's build id (from the capture or its file), NULL when none is known. */
+/* The object's build id as the capture gave it (MMAP2 or build-id table), else NULL. */
 const uint8_t *sonde_dso_build_id(const struct sonde_dso *d, size_t *len);
 /* Dense id, 0..sonde_symtab_nr_dsos()-1, in creation order. */
 uint32_t sonde_dso_id(const struct sonde_dso *d);

@@ -82,3 +82,11 @@ void sonde_cpulist_format(const struct sonde_cpulist *l, char *buf, size_t len)
 		i = j;
 	}
 }
+
+bool sonde_cpulist_contains(const struct sonde_cpulist *l, int cpu)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->cpus[i] == cpu)
+			return true;
+	return false;
+}

@@ -739,7 +739,8 @@ static int write_tail(struct sonde_pd_writer *w)
 		return w->err;
 	for (unsigned b = 0; b < SONDE_PD_FEAT_SONDE_BASE; b++)
 		nr += w->feat[b].set;
-	if (!(tab = calloc(nr ? nr : 1, sizeof(struct sonde_pd_section))))
+	/* The table as its bytes: per feature offset and size, 8 bytes each (LE). */
+	if (!(tab = calloc(nr ? nr : 1, 16)))
 		return alloc_fail(w);
 	pos = table + (uint64_t)nr * sizeof(struct sonde_pd_section);
 	for (unsigned b = 0, i = 0; b < SONDE_PD_FEAT_SONDE_BASE && !err; b++) {

@@ -22,6 +22,7 @@ CAPTURES = {
     "tracepoints": ["-e", "sched:sched_switch,sched:sched_process_exec", "-e", "page-faults",
                     "-c", "1", "-a"],
     "group": ["-e", "{cpu-clock,task-clock}"],
+    "compressed": ["-z"],
 }
 
 
@@ -116,3 +117,43 @@ def test_unknown_command_suggests():
     p = sonde("evlits", check=False)
     assert p.returncode == 2
     assert "'evlits' is not a sonde command; did you mean 'evlist'?" in p.stderr
+
+
+@pytest.mark.parametrize("who", ["perf", "sonde"])
+@pytest.mark.parametrize("name", list(CAPTURES))
+def test_header_only_is_perfs(captures, who, name):
+    path = str(captures[who, name])
+    ours = sonde("report", "--header-only", "-i", path).stdout
+    assert ours == run(["perf", "report", "--header-only", "-i", path]).stdout
+    assert ours.startswith("# ========\n# captured on    : ")
+    assert "# event : name = " in ours and "# missing features: " in ours
+    if name == "group":
+        assert "# group: {cpu-clock,task-clock}\n" in ours
+    if name == "compressed":
+        assert "# compressed : Zstd, level = 1, ratio = " in ours
+
+
+def test_header_of_a_clock_data_capture(tmp_path):
+    """perf record -k: CLOCKID and CLOCK_DATA (the reference time) as perf prints them."""
+    path = tmp_path / "k.data"
+    record("perf", path, "-k", "mono")
+    ours = sonde("report", "--header-only", "-i", str(path)).stdout
+    assert ours == run(["perf", "report", "--header-only", "-i", str(path)]).stdout
+    assert "# clockid: monotonic (1)\n" in ours and "# reference time: " in ours
+
+
+def test_header_then_report(captures):
+    path = str(captures["sonde", "freq"])
+    out = sonde("report", "--header", "--no-children", "-i", path).stdout
+    head = sonde("report", "--header-only", "-i", path).stdout
+    assert out.startswith(head)
+    assert "# Samples: " in out[len(head):]
+
+
+def test_header_of_a_pipe_capture_is_refused(tmp_path):
+    path = tmp_path / "pipe.data"
+    with open(path, "wb") as f:
+        run(["perf", "record", "-q", "-o", "-", "--", "true"], stdout=f,
+            capture_output=False, stderr=None)
+    p = sonde("report", "--header-only", "-i", str(path), check=False)
+    assert p.returncode == 1 and "pipe-format capture" in p.stderr
