@@ -29,8 +29,8 @@ struct sonde_stat_count {
 
 /* A derived metric, as perf shows it beside a count. */
 struct sonde_stat_metric {
-	bool valid;	/* there is one */
-	bool percent;	/* value is a percentage */
+	bool valid;   /* there is one */
+	bool percent; /* value is a percentage */
 	double value;
 	char unit[48]; /* "GHz", "insn per cycle", "of all branches", "M/sec", ... */
 };
@@ -62,7 +62,7 @@ bool sonde_stat_is_clock(const struct sonde_event *e);
  *		no clock event was counted)
  * @m: set; m->valid is false when @counts[@i] never counted
  */
-void sonde_stat_metric(const struct sonde_stat_count *counts, size_t n, size_t i,
-		       double elapsed_ns, struct sonde_stat_metric *m);
+void sonde_stat_metric(const struct sonde_stat_count *counts, size_t n, size_t i, double elapsed_ns,
+		       struct sonde_stat_metric *m);
 
 #endif

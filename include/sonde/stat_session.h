@@ -51,10 +51,10 @@ struct sonde_stat_opts {
 /* Where a run failed (s->err says why). */
 enum sonde_stat_failure {
 	SONDE_STAT_OK,
-	SONDE_STAT_SPAWN,  /* the workload could not be forked */
-	SONDE_STAT_OPEN,   /* the counters could not open: s->cs.failed, s->cs.failed_err */
-	SONDE_STAT_EXEC,   /* the workload could not exec */
-	SONDE_STAT_READ,   /* the counters could not be read */
+	SONDE_STAT_SPAWN, /* the workload could not be forked */
+	SONDE_STAT_OPEN,  /* the counters could not open: s->cs.failed, s->cs.failed_err */
+	SONDE_STAT_EXEC,  /* the workload could not exec */
+	SONDE_STAT_READ,  /* the counters could not be read */
 	SONDE_STAT_NOMEM,
 };
 
@@ -64,13 +64,13 @@ struct sonde_stat {
 	 * (with -I the counts go to on_interval()). */
 	struct sonde_stat_count *counts; /* owned */
 	size_t n;
-	int runs;		       /* runs completed */
-	double elapsed_mean_s;	       /* wall time of a run, mean over the runs */
-	double elapsed_m2;	       /* its sum of squared deviations (Welford) */
-	int status;		       /* the last run's workload wait status, or -1 */
-	struct rusage ru;	       /* its resource use */
-	bool stopped_by_signal;	       /* a stop signal ended the last run */
-	struct sonde_counters cs;      /* the current run's (closed after it) */
+	int runs;		  /* runs completed */
+	double elapsed_mean_s;	  /* wall time of a run, mean over the runs */
+	double elapsed_m2;	  /* its sum of squared deviations (Welford) */
+	int status;		  /* the last run's workload wait status, or -1 */
+	struct rusage ru;	  /* its resource use */
+	bool stopped_by_signal;	  /* a stop signal ended the last run */
+	struct sonde_counters cs; /* the current run's (closed after it) */
 	enum sonde_stat_failure failed;
 	struct sonde_errmsg err;
 };

@@ -59,8 +59,7 @@ static const struct sonde_stat_count *find(const struct sonde_stat_count *counts
 	return NULL;
 }
 
-static const struct sonde_stat_count *find_clock(const struct sonde_stat_count *counts,
-						 size_t n)
+static const struct sonde_stat_count *find_clock(const struct sonde_stat_count *counts, size_t n)
 {
 	const struct sonde_stat_count *c =
 	    find(counts, n, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
@@ -68,7 +67,7 @@ static const struct sonde_stat_count *find_clock(const struct sonde_stat_count *
 	return c ? c : find(counts, n, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
 }
 
-static const char *const cache_label[] = {"L1-dcache", "L1-icache", "LL-cache", "dTLB cache",
+static const char *const cache_label[] = {"L1-dcache",	"L1-icache",	"LL-cache",  "dTLB cache",
 					  "iTLB cache", "branch cache", "node cache"};
 
 /* @value as a percentage of @base (0 when the base is 0). */
@@ -117,8 +116,8 @@ static bool hw_ratio(const struct sonde_stat_count *c, const struct sonde_stat_c
 	return false;
 }
 
-void sonde_stat_metric(const struct sonde_stat_count *counts, size_t n, size_t i,
-		       double elapsed_ns, struct sonde_stat_metric *m)
+void sonde_stat_metric(const struct sonde_stat_count *counts, size_t n, size_t i, double elapsed_ns,
+		       struct sonde_stat_metric *m)
 {
 	const struct sonde_stat_count *c = &counts[i], *clock = find_clock(counts, n), *base;
 	const struct sonde_event *e = c->ev;
@@ -142,7 +141,8 @@ void sonde_stat_metric(const struct sonde_stat_count *counts, size_t n, size_t i
 		base = find(counts, n, PERF_TYPE_HW_CACHE, e->attr.config & 0xffff);
 		if (base && cache < sizeof(cache_label) / sizeof(cache_label[0])) {
 			percent_of(m, c->value, base);
-			snprintf(m->unit, sizeof(m->unit), "of all %s accesses", cache_label[cache]);
+			snprintf(m->unit, sizeof(m->unit), "of all %s accesses",
+				 cache_label[cache]);
 			return;
 		}
 	}

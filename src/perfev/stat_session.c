@@ -86,11 +86,11 @@ static void interval(struct run *r)
 			sonde_stat_count_add(&counts[i], v, d.enabled, d.running);
 	}
 	if (s->o.on_interval)
-		s->o.on_interval(s->o.ctx,
-				 &(struct sonde_stat_interval){.counts = counts,
-							       .n = cs->n,
-							       .covered_ns = now - r->last,
-							       .since_start_s = (now - r->t0) / 1e9});
+		s->o.on_interval(
+		    s->o.ctx, &(struct sonde_stat_interval){.counts = counts,
+							    .n = cs->n,
+							    .covered_ns = now - r->last,
+							    .since_start_s = (now - r->t0) / 1e9});
 	free(counts);
 }
 
@@ -204,16 +204,17 @@ static int run_once(struct sonde_stat *s)
 		o->on_open(o->ctx, &s->cs);
 	r.prev = calloc(s->cs.n ? s->cs.n : 1, sizeof(*r.prev));
 	/* The workload, or else the attached tasks: their end ends the run. */
-	e = r.prev ? sonde_wait_init(&w, &(struct sonde_wait_opts){
-						 .wl = r.wl.pid > 0 ? &r.wl : NULL,
-						 .pids = r.wl.pid > 0 ? NULL : t.pids,
-						 .npids = r.wl.pid > 0 ? 0 : t.npids,
-						 .tids = r.wl.pid > 0 ? NULL : t.tids,
-						 .ntids = r.wl.pid > 0 ? 0 : t.ntids,
-						 .waitmask = o->waitmask,
-						 .stop_signal = o->stop_signal,
-						 .child_exited = o->child_exited,
-					     })
+	e = r.prev ? sonde_wait_init(&w,
+				     &(struct sonde_wait_opts){
+					 .wl = r.wl.pid > 0 ? &r.wl : NULL,
+					 .pids = r.wl.pid > 0 ? NULL : t.pids,
+					 .npids = r.wl.pid > 0 ? 0 : t.npids,
+					 .tids = r.wl.pid > 0 ? NULL : t.tids,
+					 .ntids = r.wl.pid > 0 ? 0 : t.ntids,
+					 .waitmask = o->waitmask,
+					 .stop_signal = o->stop_signal,
+					 .child_exited = o->child_exited,
+				     })
 		   : -ENOMEM;
 	if (e < 0) {
 		s->failed = SONDE_STAT_NOMEM;

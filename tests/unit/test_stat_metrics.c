@@ -14,9 +14,18 @@
 
 #include <sonde/stat_metrics.h>
 
-#define SW(c) {.attr = {.type = PERF_TYPE_SOFTWARE, .config = (c)}}
-#define HW(c) {.attr = {.type = PERF_TYPE_HARDWARE, .config = (c)}}
-#define CACHE(c) {.attr = {.type = PERF_TYPE_HW_CACHE, .config = (c)}}
+#define SW(c)                                                                                      \
+	{                                                                                          \
+		.attr = {.type = PERF_TYPE_SOFTWARE, .config = (c) }                               \
+	}
+#define HW(c)                                                                                      \
+	{                                                                                          \
+		.attr = {.type = PERF_TYPE_HARDWARE, .config = (c) }                               \
+	}
+#define CACHE(c)                                                                                   \
+	{                                                                                          \
+		.attr = {.type = PERF_TYPE_HW_CACHE, .config = (c) }                               \
+	}
 
 enum { CLOCK, CYCLES, INSNS, BRANCHES, BMISS, CMISS, L1LOADS, L1MISS, CS, FAULTS, NEVER, N };
 
@@ -37,15 +46,8 @@ static const struct sonde_event events[N] = {
 
 static const double values[N] = {
     [CLOCK] = 2e9, /* 2 s of task time in 1 s */
-    [CYCLES] = 3e9,
-    [INSNS] = 6e9,
-    [BRANCHES] = 1e9,
-    [BMISS] = 1e7,
-    [CMISS] = 1e7,
-    [L1LOADS] = 8e6,
-    [L1MISS] = 2e6,
-    [CS] = 300,
-    [FAULTS] = 4000,
+    [CYCLES] = 3e9,  [INSNS] = 6e9,  [BRANCHES] = 1e9, [BMISS] = 1e7,	[CMISS] = 1e7,
+    [L1LOADS] = 8e6, [L1MISS] = 2e6, [CS] = 300,       [FAULTS] = 4000,
 };
 
 static void fill(struct sonde_stat_count *c, size_t n)
