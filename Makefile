@@ -8,7 +8,7 @@ PYTHON    ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 SONDE     := $(BUILD)/src/cli/sonde
 
-.PHONY: all deps build-deps build demo check unit integration vm browser screenshot asan release clang fuzz bench agents clean
+.PHONY: all deps build-deps build demo check unit integration vm browser screenshot asan release clang fuzz bench agents lint format tidy clean
 
 all: build
 
@@ -94,6 +94,18 @@ fuzz: $(FUZZ)/build.ninja
 # Static sonde-agent for x86_64 (glibc, musl), aarch64 and armhf, with sizes.
 agents:
 	./scripts/build-agent-cross build-agents
+
+# Lint: every C file of src/ include/ tests/unit tests/fuzz as .clang-format
+# writes it (scripts/check-format; scripts/check-format --fix rewrites
+# them), and clang-tidy with .clang-tidy over the build's
+# compile_commands.json, no finding allowed (scripts/check-tidy).
+lint: format tidy
+
+format:
+	./scripts/check-format
+
+tidy: build
+	./scripts/check-tidy $(BUILD)
 
 bench: build
 	./bench/run-all $(BUILD)

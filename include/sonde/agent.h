@@ -90,6 +90,12 @@ struct sonde_agent_client {
 	bool kernel_map_hidden;
 };
 
+/* Optional settings of sonde_agent_client_open(). */
+struct sonde_agent_client_opts {
+	const char *ssh;    /* the ssh program (NULL or "": "ssh") */
+	const char *remote; /* the agent on the far side (NULL or "": "sonde-agent") */
+};
+
 /**
  * sonde_agent_client_open() - connect to @target and authenticate
  * @target: "HOST:PORT", "[V6ADDR]:PORT" or "ssh://[USER@]HOST[:PORT]" (runs
@@ -98,12 +104,12 @@ struct sonde_agent_client {
  * @o: optional; the CLI fills it from $SONDE_SSH and $SONDE_AGENT_REMOTE
  * Return: 0, or a negative code with c->err saying why.
  */
-struct sonde_agent_client_opts {
-	const char *ssh;    /* the ssh program (NULL or "": "ssh") */
-	const char *remote; /* the agent on the far side (NULL or "": "sonde-agent") */
-};
 int sonde_agent_client_open(struct sonde_agent_client *c, const char *target, const void *token,
 			    size_t token_len, const struct sonde_agent_client_opts *o);
+/**
+ * sonde_agent_client_close() - end the connection: close its fds, wait for ssh, free what it received
+ * @c: the client; safe after a failed open
+ */
 void sonde_agent_client_close(struct sonde_agent_client *c);
 /* The last error's text: c->err's, or the agent's ERROR whole when it came
  * from the agent (c->err keeps 512 bytes).  Borrowed from @c. */
@@ -134,6 +140,10 @@ int sonde_agent_client_file(struct sonde_agent_client *c, uint32_t kind, char **
 int sonde_agent_client_list(struct sonde_agent_client *c, const char *what,
 			    void (*line)(void *ctx, const char *name, const char *kind), void *ctx);
 
+/**
+ * sonde_agent_client_bye() - tell the agent this host is done (BYE), before closing
+ * @c: the connected client; a failed send is ignored (the agent sees EOF)
+ */
 void sonde_agent_client_bye(struct sonde_agent_client *c);
 
 #endif

@@ -28,6 +28,14 @@ struct sonde_annotate_print_opts {
 /* Return: 0, or -EIO when writing failed. */
 int sonde_annotate_print_stdio(FILE *out, const struct sonde_annotation *a,
 			       const struct sonde_annotate_print_opts *o);
+/**
+ * sonde_annotate_print_json() - annotations as one JSON document (--json)
+ * @out: the stream
+ * @as: the @n annotations, in the order shown
+ * @n: how many
+ * @o: what to show
+ * Return: 0, or -EIO when writing failed.
+ */
 int sonde_annotate_print_json(FILE *out, const struct sonde_annotation *const *as, size_t n,
 			      const struct sonde_annotate_print_opts *o);
 

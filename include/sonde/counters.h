@@ -65,9 +65,18 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 			const struct sonde_target *t);
 /* Starts counting (not needed for a workload: its counters start at exec). */
 int sonde_counters_enable(struct sonde_counters *cs);
+/**
+ * sonde_counters_disable() - stop every group counting (their values are kept)
+ * @cs: the open counters
+ * Return: 0, or -errno of the first ioctl that failed (message in cs->err).
+ */
 int sonde_counters_disable(struct sonde_counters *cs);
 /* Reads every counter into its value/enabled/running sums. */
 int sonde_counters_read(struct sonde_counters *cs);
+/**
+ * sonde_counters_close() - close every counter fd and free the slots
+ * @cs: the counters; empty afterwards, the event list untouched
+ */
 void sonde_counters_close(struct sonde_counters *cs);
 
 /* Scales a multiplexed count by enabled/running.  Return: false when the

@@ -75,7 +75,15 @@ struct sonde_doctor_config {
 /* The real machine's roots (tracefs NULL: the caller finds it). */
 void sonde_doctor_config_default(struct sonde_doctor_config *cfg);
 
+/**
+ * sonde_doctor_report_init() - start an empty report
+ * @rep: caller's storage
+ */
 void sonde_doctor_report_init(struct sonde_doctor_report *rep);
+/**
+ * sonde_doctor_report_fini() - free every check's texts and the array
+ * @rep: the report; empty afterwards
+ */
 void sonde_doctor_report_fini(struct sonde_doctor_report *rep);
 
 /**
@@ -111,10 +119,32 @@ int sonde_doctor_run(const struct sonde_doctor_config *cfg, struct sonde_doctor_
 
 /* The groups sonde_doctor_run() is made of, for callers that need one. */
 int sonde_doctor_check_perf(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep);
+/**
+ * sonde_doctor_check_tracefs() - the tracefs and debugfs checks (mounted, where, usable)
+ * @cfg: the roots to look at
+ * @rep: receives one check per fact
+ * Return: 0, or -ENOMEM (a check that can't measure its fact says so in its
+ * status instead).
+ */
 int sonde_doctor_check_tracefs(const struct sonde_doctor_config *cfg,
 			       struct sonde_doctor_report *rep);
+/**
+ * sonde_doctor_check_tracers() - the tracer checks: a scratch instance, and which tracers work in it
+ * @cfg: the roots (cfg->tracefs mounted)
+ * @rep: receives one check per fact
+ * Removes its scratch instance before it returns.
+ * Return: 0, or -ENOMEM (a check that can't measure its fact says so in its
+ * status instead).
+ */
 int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 			       struct sonde_doctor_report *rep);
+/**
+ * sonde_doctor_check_kernel() - the kernel build checks: config, loadable modules, BPF, BTF
+ * @cfg: the roots (procfs, sysfs, boot)
+ * @rep: receives one check per fact
+ * Return: 0, or -ENOMEM (a check that can't measure its fact says so in its
+ * status instead).
+ */
 int sonde_doctor_check_kernel(const struct sonde_doctor_config *cfg,
 			      struct sonde_doctor_report *rep);
 /* Leftovers of killed sondes: instances, unsaved trace -o captures. */

@@ -29,6 +29,8 @@
 	X(SONDE_E_WORKLOAD, "the workload could not be started")                                  \
 	X(SONDE_E_LIMIT, "a size limit was exceeded")
 
+/* clang-format would indent SONDE_E_LAST_ as a continuation of the macro. */
+// clang-format off
 enum sonde_error {
 	SONDE_E_FIRST_ = -SONDE_ERRNO_MAX - 1,
 #define SONDE_X_ENUM(name, text) name,
@@ -36,6 +38,7 @@ enum sonde_error {
 #undef SONDE_X_ENUM
 	SONDE_E_LAST_
 };
+// clang-format on
 
 /**
  * sonde_strerror() - the text of an error code

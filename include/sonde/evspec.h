@@ -31,6 +31,7 @@
 struct sonde_roots {
 	const char *sysfs;   /* "/sys", or a fake tree */
 	const char *tracefs; /* mounted tracefs, or NULL when there is none */
+	const char *procfs;  /* "/proc", or a fake tree; NULL: "/proc" (host facts) */
 };
 
 enum sonde_event_kind {
@@ -67,7 +68,15 @@ struct sonde_evlist {
 	struct sonde_errmsg err;
 };
 
+/**
+ * sonde_evlist_init() - start an empty event list
+ * @l: caller's storage
+ */
 void sonde_evlist_init(struct sonde_evlist *l);
+/**
+ * sonde_evlist_fini() - free the events, their names, filters and tracepoint names
+ * @l: the list; empty again afterwards
+ */
 void sonde_evlist_fini(struct sonde_evlist *l);
 
 /*

@@ -72,6 +72,11 @@ int sonde_ftrace_create(const struct sonde_ftrace_config *cfg, struct sonde_ftra
 
 /* tracing_on = 1 / 0.  Return: 0 or -errno. */
 int sonde_ftrace_start(struct sonde_ftrace *ft);
+/**
+ * sonde_ftrace_stop() - stop tracing: tracing_on = 0 in the session's instance
+ * @ft: the session
+ * Return: 0 or -errno.
+ */
 int sonde_ftrace_stop(struct sonde_ftrace *ft);
 
 /**

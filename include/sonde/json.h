@@ -77,9 +77,25 @@ void sonde_json_init_file(struct sonde_json *j, FILE *f, unsigned flags);
  */
 int sonde_json_error(const struct sonde_json *j);
 
+/**
+ * sonde_json_obj_begin() - open an object (a value: after a key, in an array or at the top)
+ * @j: the writer; an error is kept sticky in it
+ */
 void sonde_json_obj_begin(struct sonde_json *j);
+/**
+ * sonde_json_obj_end() - close the innermost object
+ * @j: the writer; -EINVAL (sticky) when the innermost container is not an object
+ */
 void sonde_json_obj_end(struct sonde_json *j);
+/**
+ * sonde_json_arr_begin() - open an array (a value, as for sonde_json_obj_begin())
+ * @j: the writer
+ */
 void sonde_json_arr_begin(struct sonde_json *j);
+/**
+ * sonde_json_arr_end() - close the innermost array
+ * @j: the writer; -EINVAL (sticky) when the innermost container is not an array
+ */
 void sonde_json_arr_end(struct sonde_json *j);
 
 /* A member's name; the next value is its value. */
@@ -92,13 +108,32 @@ void sonde_json_strn(struct sonde_json *j, const char *s, size_t n);
 /* A string "0x<hex>" (addresses: kernel ones do not fit a double). */
 void sonde_json_hex(struct sonde_json *j, uint64_t v);
 
+/**
+ * sonde_json_u64() - an unsigned integer, in decimal
+ * @j: the writer
+ * @v: the value (exact: not converted to a double)
+ */
 void sonde_json_u64(struct sonde_json *j, uint64_t v);
+/**
+ * sonde_json_i64() - a signed integer, in decimal
+ * @j: the writer
+ * @v: the value
+ */
 void sonde_json_i64(struct sonde_json *j, int64_t v);
 /* @v with @decimals digits after the point (printf's %.*f); NaN, inf: null. */
 void sonde_json_double(struct sonde_json *j, double v, int decimals);
 /* The exact decimal @v / 10^@decimals, e.g. ns as seconds: (1500000000, 9) is 1.500000000. */
 void sonde_json_fixed(struct sonde_json *j, uint64_t v, unsigned decimals);
+/**
+ * sonde_json_bool() - true or false
+ * @j: the writer
+ * @v: the value
+ */
 void sonde_json_bool(struct sonde_json *j, bool v);
+/**
+ * sonde_json_null() - null
+ * @j: the writer
+ */
 void sonde_json_null(struct sonde_json *j);
 
 /* Ends a top-level value with a newline (JSON lines, or a final newline). */
@@ -114,18 +149,36 @@ static inline void sonde_json_kstr(struct sonde_json *j, const char *k, const ch
 	sonde_json_str(j, s);
 }
 
+/**
+ * sonde_json_ku64() - a member with an unsigned integer value
+ * @j: the writer, inside an object
+ * @k: the member's name
+ * @v: its value
+ */
 static inline void sonde_json_ku64(struct sonde_json *j, const char *k, uint64_t v)
 {
 	sonde_json_key(j, k);
 	sonde_json_u64(j, v);
 }
 
+/**
+ * sonde_json_ki64() - a member with a signed integer value
+ * @j: the writer, inside an object
+ * @k: the member's name
+ * @v: its value
+ */
 static inline void sonde_json_ki64(struct sonde_json *j, const char *k, int64_t v)
 {
 	sonde_json_key(j, k);
 	sonde_json_i64(j, v);
 }
 
+/**
+ * sonde_json_kbool() - a member with a true or false value
+ * @j: the writer, inside an object
+ * @k: the member's name
+ * @v: its value
+ */
 static inline void sonde_json_kbool(struct sonde_json *j, const char *k, bool v)
 {
 	sonde_json_key(j, k);

@@ -14,6 +14,13 @@ typedef void (*sonde_log_fn)(enum sonde_log_level level, const char *msg, void *
 /* Installs @fn (NULL to silence) with its @data. */
 void sonde_log_set(sonde_log_fn fn, void *data);
 
+/**
+ * sonde_log() - hand a message to the installed log hook
+ * @level: how much it matters (the CLI shows debug notes only when asked)
+ * @fmt: printf format; the text is cut at 1023 bytes
+ * Nothing happens when no hook is installed (sonde_log_set()).  Use the
+ * sonde_warn() and sonde_debug() shorthands.
+ */
 void sonde_log(enum sonde_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -44,7 +44,7 @@ enum sonde_object_kind {
 
 /* What one MMAP/MMAP2 record says about the object it maps; borrowed for the call. */
 struct sonde_object_desc {
-	const char *filename; /* "[kernel.kallsyms]" for the kernel image (perf's
+	const char *filename;	 /* "[kernel.kallsyms]" for the kernel image (perf's
 			       * "[kernel.kallsyms]_text" suffix dropped), "//anon"
 			       * for a map without a name */
 	const uint8_t *build_id; /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID, else NULL */
@@ -72,6 +72,9 @@ struct sonde_map {
 struct sonde_thread {
 	uint32_t pid, tid;
 	uint32_t comm; /* interned: sonde_machine_str() */
+	/* comm came from a COMM record (or is the idle task's): a fork passes
+	 * it on; a thread never named keeps ":TID" and its children their own. */
+	bool comm_set;
 };
 
 /**

@@ -166,13 +166,6 @@ struct sonde_pd_host {
 	uint64_t total_mem_kb;
 };
 
-/**
- * sonde_pd_host_fill() - fill @h from uname, sysconf, /proc/meminfo and
- * /proc/cpuinfo (libc only; what cannot be read stays empty or 0)
- * Return: 0, or -errno when uname fails.
- */
-int sonde_pd_host_fill(struct sonde_pd_host *h);
-
 /* ---- writer ---------------------------------------------------------- */
 
 struct sonde_pd_writer;
@@ -219,8 +212,28 @@ int sonde_pd_writer_add_ids(struct sonde_pd_writer *w, int idx, const uint64_t *
 int sonde_pd_writer_set_string(struct sonde_pd_writer *w, unsigned feat, const char *s);
 /* Sets the string features, NRCPUS and TOTAL_MEM from @h (empty ones skipped). */
 int sonde_pd_writer_set_host(struct sonde_pd_writer *w, const struct sonde_pd_host *h);
+/**
+ * sonde_pd_writer_set_nrcpus() - the NRCPUS feature
+ * @w: the writer
+ * @avail: CPUs present (perf writes this first)
+ * @online: CPUs online
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_nrcpus(struct sonde_pd_writer *w, uint32_t avail, uint32_t online);
+/**
+ * sonde_pd_writer_set_total_mem() - the TOTAL_MEM feature
+ * @w: the writer
+ * @kb: the machine's memory in KiB (MemTotal)
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_total_mem(struct sonde_pd_writer *w, uint64_t kb);
+/**
+ * sonde_pd_writer_set_cmdline() - the CMDLINE feature: the command that made the capture
+ * @w: the writer
+ * @argc: number of strings in @argv (negative: -EINVAL)
+ * @argv: the strings, copied
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_cmdline(struct sonde_pd_writer *w, int argc, const char *const *argv);
 /* Opaque tracing data (the trace-cmd style blob with event formats). */
 int sonde_pd_writer_set_tracing_data(struct sonde_pd_writer *w, const void *blob, size_t len);
@@ -230,7 +243,20 @@ int sonde_pd_writer_set_tracing_data(struct sonde_pd_writer *w, const void *blob
  */
 int sonde_pd_writer_add_build_id(struct sonde_pd_writer *w, int32_t pid, uint16_t misc,
 				 const uint8_t *id, size_t id_len, const char *filename);
+/**
+ * sonde_pd_writer_set_sample_time() - the SAMPLE_TIME feature
+ * @w: the writer
+ * @first: time of the first sample (ns, the events' clock)
+ * @last: time of the last sample
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_sample_time(struct sonde_pd_writer *w, uint64_t first, uint64_t last);
+/**
+ * sonde_pd_writer_set_clockid_res() - the CLOCKID feature
+ * @w: the writer
+ * @res_ns: resolution of the events' clock in ns
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_clockid_res(struct sonde_pd_writer *w, uint64_t res_ns);
 /*
  * CPU topology in perf's layout.  @core_sibs, @thread_sibs, @die_sibs are
@@ -249,15 +275,29 @@ struct sonde_pd_topology {
 	const uint32_t *socket_id;
 	const uint32_t *die_id;
 };
+/**
+ * sonde_pd_writer_set_topology() - the CPU_TOPOLOGY feature
+ * @w: the writer
+ * @t: the topology, copied (see struct sonde_pd_topology)
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_topology(struct sonde_pd_writer *w, const struct sonde_pd_topology *t);
 /* Any feature section as an opaque blob (perf's or sonde's bit). */
 int sonde_pd_writer_set_feature(struct sonde_pd_writer *w, unsigned bit, const void *blob,
 				size_t len);
-/* sonde feature @n (< SONDE_PD_FEAT_SONDE_MAX): opaque blob in the trailer. */
 /* The serialized bytes of feature @bit.  Return: 1 with borrowed *data (valid
  * until the feature is set again or the writer closes), or 0 when not set. */
 int sonde_pd_writer_feature(const struct sonde_pd_writer *w, unsigned bit, const void **data,
 			    size_t *len);
+/* sonde feature @n (< SONDE_PD_FEAT_SONDE_MAX): opaque blob in the trailer. */
+/**
+ * sonde_pd_writer_set_sonde_feature() - set sonde feature @n: an opaque blob in the trailer
+ * @w: the writer
+ * @n: sonde's feature number, below SONDE_PD_FEAT_SONDE_MAX (else -EINVAL)
+ * @blob: the bytes, copied
+ * @len: their size
+ * Return: 0, or the writer's sticky error.
+ */
 int sonde_pd_writer_set_sonde_feature(struct sonde_pd_writer *w, unsigned n, const void *blob,
 				      size_t len);
 
@@ -289,6 +329,11 @@ int sonde_pd_writer_sync(struct sonde_pd_writer *w);
 
 /* The sticky error (0 if none) and its message. */
 int sonde_pd_writer_error(const struct sonde_pd_writer *w);
+/**
+ * sonde_pd_writer_errmsg() - the sticky error's message
+ * @w: the writer
+ * Return: borrowed text with context (valid while @w is), "" when there is no error.
+ */
 const char *sonde_pd_writer_errmsg(const struct sonde_pd_writer *w);
 /* Bytes of records accepted so far (before compression). */
 uint64_t sonde_pd_writer_data_size(const struct sonde_pd_writer *w);
@@ -433,12 +478,12 @@ int sonde_pd_sample_parse(const struct perf_event_attr *attr, const void *rec, s
 /* Decodes the sample_id_all trailer of a non-sample kernel record. */
 int sonde_pd_sample_id_parse(const struct perf_event_attr *attr, const void *rec, size_t size,
 			     struct sonde_pd_sample *s);
+struct sonde_pd_record;
 /*
  * The time of a kernel record without decoding it (the ordering pass's
  * hot path).  Return: 0, -ENOENT when the record has no time, or
  * SONDE_E_TRUNCATED.
  */
-struct sonde_pd_record;
 int sonde_pd_record_time(const struct perf_event_attr *attr, const struct sonde_pd_record *rec,
 			 uint64_t *time);
 /* Bytes of the sample_id_all trailer for @attr (0 without sample_id_all). */
@@ -504,22 +549,48 @@ int sonde_pd_reader_open_mem(struct sonde_pd_reader **out, const void *buf, size
 			     struct sonde_errmsg *err);
 /* Same over an fd: mapped when it is a regular file, streamed otherwise. */
 int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_errmsg *err);
+/**
+ * sonde_pd_reader_close() - unmap or stop reading, close the fd the reader opened and free it
+ * @r: the reader, or NULL
+ */
 void sonde_pd_reader_close(struct sonde_pd_reader *r);
 
+/**
+ * sonde_pd_reader_is_pipe() - whether the capture is in pipe mode
+ * @r: the reader
+ * Return: true for a pipe-mode stream (16-byte header, no sections).
+ */
 bool sonde_pd_reader_is_pipe(const struct sonde_pd_reader *r);
 /* Events known so far (in pipe mode: the HEADER_ATTR records before the first
  * kernel record, read at open, and any later ones as the iteration meets them). */
 size_t sonde_pd_reader_nr_attrs(const struct sonde_pd_reader *r);
+/**
+ * sonde_pd_reader_attr() - event @i
+ * @r: the reader
+ * @i: index, below sonde_pd_reader_nr_attrs()
+ * Return: borrowed attr (valid while @r is), or NULL when @i is out of range.
+ */
 const struct sonde_pd_attr *sonde_pd_reader_attr(const struct sonde_pd_reader *r, size_t i);
 /* The event owning kernel id @id, NULL if none. */
 const struct sonde_pd_attr *sonde_pd_reader_find_id(const struct sonde_pd_reader *r, uint64_t id);
 /* Borrowed: the parsed features (in pipe mode: from the HEADER_FEATURE and
  * HEADER_TRACING_DATA records the stream starts with, read at open). */
 const struct sonde_pd_features *sonde_pd_reader_features(const struct sonde_pd_reader *r);
+/**
+ * sonde_pd_reader_has_feature() - whether a feature section is present
+ * @r: the reader
+ * @bit: the feature's bit (perf's HEADER_* numbers, or sonde's)
+ * Return: true when the file (or stream) carries it.
+ */
 bool sonde_pd_reader_has_feature(const struct sonde_pd_reader *r, unsigned bit);
 /* Borrowed: the raw bytes of any present feature section.  Return: 0 or -ENOENT. */
 int sonde_pd_reader_feature(const struct sonde_pd_reader *r, unsigned bit, const void **data,
 			    uint64_t *size);
+/**
+ * sonde_pd_reader_header() - the file header as read
+ * @r: the reader
+ * Return: borrowed, valid while @r is (pipe mode: size is 16).
+ */
 const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_reader *r);
 
 /* COMPRESSED records the reader unpacked so far (they never reach the caller). */
@@ -543,7 +614,18 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 void sonde_pd_reader_forget(struct sonde_pd_reader *r, uint64_t upto);
 /* Back to the first record (not in stream mode: -ESPIPE). */
 int sonde_pd_reader_rewind(struct sonde_pd_reader *r);
+/**
+ * sonde_pd_reader_tail() - how the record stream ended
+ * @r: the reader
+ * Return: SONDE_PD_TAIL_CLEAN, or why iteration stopped early (a truncated
+ * file, or a header whose data size was never written).
+ */
 enum sonde_pd_tail sonde_pd_reader_tail(const struct sonde_pd_reader *r);
+/**
+ * sonde_pd_reader_errmsg() - the message of the last error
+ * @r: the reader
+ * Return: borrowed text with the offset, valid until the next call on @r.
+ */
 const char *sonde_pd_reader_errmsg(const struct sonde_pd_reader *r);
 
 /**

@@ -16,6 +16,13 @@
 
 /* Names of all PMUs, sorted.  Return: 0 or -errno. */
 int sonde_pmu_names(const char *sysfs, struct sonde_strlist *out);
+/**
+ * sonde_pmu_type() - the perf_event_attr.type of a PMU
+ * @sysfs: "/sys", or a fake tree
+ * @pmu: the PMU's name (its folder under bus/event_source/devices)
+ * @type: receives the number in its type file
+ * Return: 0, -errno (no such PMU: -ENOENT), or -ERANGE.
+ */
 int sonde_pmu_type(const char *sysfs, const char *pmu, uint32_t *type);
 /* Names of the PMU's named events (its events/ folder, without .scale/.unit files), sorted. */
 int sonde_pmu_event_names(const char *sysfs, const char *pmu, struct sonde_strlist *out);

@@ -30,6 +30,11 @@ enum sonde_sort_key {
 
 /* Parses "comm,dso,sym" into @keys. Return: the number of keys, or -EINVAL. */
 int sonde_sort_keys_parse(const char *s, enum sonde_sort_key *keys, size_t max);
+/**
+ * sonde_sort_key_name() - the --sort name of a key ("comm", "dso", "sym" ...)
+ * @k: the key
+ * Return: static text, "?" for a value out of range.
+ */
 const char *sonde_sort_key_name(enum sonde_sort_key k);
 
 /* One resolved frame of a sample. */
@@ -62,6 +67,9 @@ struct sonde_profile_opts {
 	bool children;	   /* also accumulate inclusive totals per frame */
 	bool callchains;   /* build call-path tries under the entries */
 	bool caller_order; /* tries run from the outermost caller down (-G caller) */
+	/* The comms' strings, for perf's order of rows tied on period (the
+	 * profile tool sets it); NULL: comms tie. */
+	const struct sonde_machine *machine;
 };
 
 /* An entry's key; fields not among the sort keys are zero. */
@@ -86,7 +94,17 @@ struct sonde_profile;
 /* Borrowed: the options the profile was made with. */
 const struct sonde_profile_opts *sonde_profile_opts(const struct sonde_profile *p);
 
+/**
+ * sonde_profile_new() - an empty profile
+ * @out: receives the profile
+ * @opts: copied; needs nevents and 1..SONDE_SORT_MAX keys
+ * Return: 0 with *out new (free with sonde_profile_free()), -EINVAL or -ENOMEM.
+ */
 int sonde_profile_new(struct sonde_profile **out, const struct sonde_profile_opts *opts);
+/**
+ * sonde_profile_free() - free the profile, its entries and tries
+ * @p: the profile, or NULL
+ */
 void sonde_profile_free(struct sonde_profile *p);
 
 /**
@@ -116,6 +134,12 @@ struct sonde_counts sonde_profile_total(const struct sonde_profile *p, size_t ev
 
 /* Entries, valid until the profile is freed or added to. */
 size_t sonde_profile_nr_entries(const struct sonde_profile *p);
+/**
+ * sonde_profile_entry_key() - the key of entry @i (its comm, pid, object, symbol, line)
+ * @p: the profile
+ * @i: below sonde_profile_nr_entries()
+ * Return: borrowed, valid until the profile is freed or added to.
+ */
 const struct sonde_entry_key *sonde_profile_entry_key(const struct sonde_profile *p, size_t i);
 /* Self counts of entry @i for event @ev. */
 struct sonde_counts sonde_profile_entry_self(const struct sonde_profile *p, size_t i, size_t ev);
@@ -142,9 +166,34 @@ void sonde_profile_sort_events(const struct sonde_profile *p, const size_t *evs,
  * next_sibling; SIZE_MAX ends a list.
  */
 size_t sonde_profile_trie_root(const struct sonde_profile *p, size_t entry);
+/**
+ * sonde_profile_node_first_child() - the first child of a call-path trie node
+ * @p: the profile
+ * @node: a node from sonde_profile_trie_root() or this walk
+ * Return: the child's index, or SIZE_MAX when @node has none.
+ */
 size_t sonde_profile_node_first_child(const struct sonde_profile *p, size_t node);
+/**
+ * sonde_profile_node_next_sibling() - the next child of the same parent
+ * @p: the profile
+ * @node: a node
+ * Return: the sibling's index, or SIZE_MAX at the end of the list.
+ */
 size_t sonde_profile_node_next_sibling(const struct sonde_profile *p, size_t node);
+/**
+ * sonde_profile_node_frame() - the frame a trie node stands for
+ * @p: the profile
+ * @node: a node
+ * Return: borrowed, valid until the profile is freed or added to.
+ */
 const struct sonde_frame *sonde_profile_node_frame(const struct sonde_profile *p, size_t node);
+/**
+ * sonde_profile_node_counts() - the counts of the samples whose call path goes through a node
+ * @p: the profile
+ * @node: a node
+ * @ev: the event (< nevents)
+ * Return: samples and period of event @ev.
+ */
 struct sonde_counts sonde_profile_node_counts(const struct sonde_profile *p, size_t node,
 					      size_t ev);
 

@@ -80,6 +80,11 @@ struct sonde_record {
  */
 int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts *o);
 void sonde_record_close(struct sonde_record *r);
+/**
+ * sonde_record_enable() - start the events sampling (a gated workload's start at its exec anyway)
+ * @r: the recording
+ * Return: 0, or -errno of the first ioctl that failed (message in r->err).
+ */
 int sonde_record_enable(struct sonde_record *r);
 /*
  * Enables the side-band event alone, when it is one of its own (system
@@ -89,6 +94,11 @@ int sonde_record_enable(struct sonde_record *r);
 int sonde_record_enable_sideband(struct sonde_record *r);
 /* Borrowed: the name of event @i (the list's, or the side-band dummy). */
 const char *sonde_record_event_name(const struct sonde_record *r, size_t i);
+/**
+ * sonde_record_disable() - stop the events sampling; what the rings hold can still be drained
+ * @r: the recording
+ * Return: 0, or -errno of the first ioctl that failed (message in r->err).
+ */
 int sonde_record_disable(struct sonde_record *r);
 
 /* Kernel ids of event @ev on every slot where it opened. Return: count. */
@@ -116,6 +126,18 @@ int sonde_record_write_lost(struct sonde_record *r, sonde_ring_sink sink, void *
 size_t sonde_record_id_hdr_size(const struct sonde_record *r);
 
 struct sonde_pd_writer;
+struct sonde_pd_host;
+
+/**
+ * sonde_record_host_fill() - the host facts of the perf.data header
+ * @h: filled from uname, sysconf, PROCFS/cpuinfo, PROCFS/meminfo and
+ *	arm64's SYSFS/devices/system/cpu/cpu0/regs/identification/midr_el1
+ * @roots: sysfs and procfs roots; NULL (or a NULL root): "/sys", "/proc"
+ *
+ * Libc only; what cannot be read stays empty or 0.
+ * Return: 0, or -errno when uname fails.
+ */
+int sonde_record_host_fill(struct sonde_pd_host *h, const struct sonde_roots *roots);
 
 /**
  * sonde_record_header_features() - the features known before the capture:

@@ -23,6 +23,10 @@ struct sonde_tool;
 /* ctx: a zeroed struct sonde_record_stats; free with sonde_record_stats_fini(). */
 extern const struct sonde_tool sonde_record_stats_tool;
 
+/**
+ * sonde_record_stats_fini() - free the per-event sample counts
+ * @st: the counts the tool filled
+ */
 void sonde_record_stats_fini(struct sonde_record_stats *st);
 
 #endif

@@ -33,6 +33,13 @@ struct sonde_print_opts {
 /* Return: 0, or -EIO when writing failed. */
 int sonde_report_print_stdio(FILE *out, const struct sonde_report *rep,
 			     const struct sonde_print_opts *o);
+/**
+ * sonde_report_print_json() - the report as one JSON document (--json)
+ * @out: the stream
+ * @rep: the built report
+ * @o: what to show
+ * Return: 0, or -EIO when writing failed.
+ */
 int sonde_report_print_json(FILE *out, const struct sonde_report *rep,
 			    const struct sonde_print_opts *o);
 /*
@@ -71,6 +78,11 @@ bool sonde_report_row_shown(const struct sonde_report *rep, const struct sonde_p
  * Return: @buf.
  */
 const char *sonde_report_srcline_unknown(const struct sonde_entry_key *k, char *buf, size_t len);
+/**
+ * sonde_report_dso_name() - an object's name as reports show it
+ * @d: the object, or NULL
+ * Return: its short name, or "[unknown]" for NULL (no map held the address).
+ */
 const char *sonde_report_dso_name(const struct sonde_dso *d);
 
 #endif

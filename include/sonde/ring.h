@@ -23,6 +23,10 @@ struct sonde_ring {
 
 /* Maps @pages data pages (a power of two) of event @fd. Return: 0 or -errno. */
 int sonde_ring_open(struct sonde_ring *r, int fd, int cpu, unsigned int pages);
+/**
+ * sonde_ring_close() - unmap the ring (the event fd stays open: it is borrowed)
+ * @r: the ring; closing twice is harmless
+ */
 void sonde_ring_close(struct sonde_ring *r);
 
 /*

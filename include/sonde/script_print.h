@@ -43,17 +43,45 @@ int sonde_script_fields_parse(const char *list, unsigned *mask, const char **bad
  */
 unsigned sonde_script_default_fields(const struct perf_event_attr *a);
 
+/* Side-band records shown between the samples (perf script --show-*-events). */
+enum sonde_script_show {
+	SONDE_SHOW_TASK = 1u << 0,   /* COMM, FORK, EXIT */
+	SONDE_SHOW_MMAP = 1u << 1,   /* MMAP, MMAP2 */
+	SONDE_SHOW_SWITCH = 1u << 2, /* SWITCH, SWITCH_CPU_WIDE */
+	SONDE_SHOW_LOST = 1u << 3,   /* LOST */
+};
+
+/* Times shown: absolute, from the first line shown, or from the previous one. */
+enum sonde_script_time { SONDE_TIME_ABS, SONDE_TIME_REL, SONDE_TIME_DELTA };
+
 struct sonde_script_print {
 	FILE *out;
 	struct sonde_tp_decoder *tp; /* NULL: tracepoints shown undecoded */
 	unsigned fields;	     /* 0: each event's default */
 	int name_width;		     /* of the event column: the longest event name */
 	bool ns;		     /* times to the nanosecond (perf script --ns) */
+	unsigned show;		     /* enum sonde_script_show */
+	enum sonde_script_time time_mode;
+	uint64_t first_time, prev_time; /* --reltime / --deltatime state, 0: unset */
 };
 
 /* Return: 0, or -EIO when writing failed. */
 int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_session *ses,
 			    const struct sonde_tool_sample *rs);
+/**
+ * sonde_script_print_sideband() - a side-band record as perf script shows it
+ * @p: the view; records of kinds @p->show leaves out print nothing
+ * @ses: the session (the machine has already taken the record)
+ * @rec, @ev: the record and its parsed form
+ *
+ * The line starts with the columns of the samples (comm of the record's
+ * task, the tid, CPU and time of its sample_id trailer), then
+ * "PERF_RECORD_<KIND>" and the record's fields in perf's words.
+ * Return: 0, or -EIO when writing failed.
+ */
+int sonde_script_print_sideband(struct sonde_script_print *p, const struct sonde_session *ses,
+				const struct sonde_pd_record *rec, const struct sonde_pd_event *ev);
+
 /*
  * One JSON object and a newline: event, comm, pid, tid, cpu, time (seconds)
  * and time_ns, period, ip/sym/dso, "fields" (tracepoint fields by name:

@@ -11,11 +11,29 @@ struct sonde_strlist {
 	size_t n, cap;
 };
 
+/**
+ * sonde_strlist_init() - start an empty list
+ * @l: caller's storage
+ */
 void sonde_strlist_init(struct sonde_strlist *l);
+/**
+ * sonde_strlist_fini() - free every string and the array
+ * @l: the list; empty again afterwards, ready for reuse
+ */
 void sonde_strlist_fini(struct sonde_strlist *l);
 /* Appends a copy of @s.  Return: 0 or -ENOMEM. */
 int sonde_strlist_add(struct sonde_strlist *l, const char *s);
+/**
+ * sonde_strlist_sort() - sort the strings in strcmp() order
+ * @l: the list
+ */
 void sonde_strlist_sort(struct sonde_strlist *l);
+/**
+ * sonde_strlist_contains() - whether a string is in the list
+ * @l: the list
+ * @s: the string looked for (compared with strcmp(), linear time)
+ * Return: true when an entry equals @s.
+ */
 bool sonde_strlist_contains(const struct sonde_strlist *l, const char *s);
 
 /**

@@ -105,16 +105,27 @@ struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const cha
 int sonde_symtab_add_build_id(struct sonde_symtab *st, const char *path, const uint8_t *id,
 			      size_t len);
 
+/**
+ * sonde_dso_kind() - what kind of object @d is
+ * @d: the object
+ * Return: user file, kernel, kernel module or anonymous (no file).
+ */
 enum sonde_dso_kind sonde_dso_kind(const struct sonde_dso *d);
 /* The name reports show: the file's basename, "[kernel.kallsyms]", "[ext4]". */
 const char *sonde_dso_short_name(const struct sonde_dso *d);
 /* The path as given. */
 const char *sonde_dso_long_name(const struct sonde_dso *d);
-/* The object's build id (from the capture or its file), NULL when none is known. */
+/* The object's build id as the capture gave it (MMAP2 or build-id table), else NULL. */
 const uint8_t *sonde_dso_build_id(const struct sonde_dso *d, size_t *len);
 /* Dense id, 0..sonde_symtab_nr_dsos()-1, in creation order. */
 uint32_t sonde_dso_id(const struct sonde_dso *d);
 size_t sonde_symtab_nr_dsos(const struct sonde_symtab *st);
+/**
+ * sonde_symtab_dso() - object @id
+ * @st: the symbol table
+ * @id: a dense id (sonde_dso_id())
+ * Return: borrowed object, or NULL when @id is out of range.
+ */
 struct sonde_dso *sonde_symtab_dso(const struct sonde_symtab *st, uint32_t id);
 
 /**
@@ -142,7 +153,18 @@ struct sonde_symbol {
  * Return: borrowed symbol, or NULL (unresolved: show hex with the object).
  */
 const struct sonde_symbol *sonde_dso_find_symbol(struct sonde_dso *d, uint64_t addr);
+/**
+ * sonde_symtab_nr_symbols() - the number of symbols the table holds so far
+ * @st: the symbol table
+ * Return: the count; ids for sonde_symtab_symbol() are below it.
+ */
 size_t sonde_symtab_nr_symbols(const struct sonde_symtab *st);
+/**
+ * sonde_symtab_symbol() - symbol @id
+ * @st: the symbol table
+ * @id: a dense id (struct sonde_symbol's id)
+ * Return: borrowed symbol, or NULL when @id is out of range.
+ */
 const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, uint32_t id);
 
 /* A source position; file borrowed (interned), line 0 when unknown. */

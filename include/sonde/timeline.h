@@ -63,12 +63,22 @@ struct sonde_tl_cell {
 	uint64_t samples, period;
 };
 
+/**
+ * sonde_timeline_new() - an empty timeline
+ * @out: receives the timeline
+ * @nevents: the capture's events (at least 1, else -EINVAL)
+ * Return: 0 with *out new (free with sonde_timeline_free()), -EINVAL or -ENOMEM.
+ */
 int sonde_timeline_new(struct sonde_timeline **out, size_t nevents);
 
 struct sonde_tool;
 /* The timeline as a tool of a session pass: ctx is a struct sonde_timeline **
  * that the pass's start fills with a new timeline (the caller frees it). */
 extern const struct sonde_tool sonde_timeline_tool;
+/**
+ * sonde_timeline_free() - free the timeline
+ * @tl: the timeline, or NULL
+ */
 void sonde_timeline_free(struct sonde_timeline *tl);
 
 /**
@@ -81,16 +91,46 @@ int sonde_timeline_add(struct sonde_timeline *tl, const struct sonde_tl_sample *
 
 /* Totals: samples added, and the first and last sample times. */
 uint64_t sonde_timeline_nr_samples(const struct sonde_timeline *tl);
+/**
+ * sonde_timeline_span() - the times of the first and last samples added
+ * @tl: the timeline
+ * @first: receives the first sample's time
+ * @last: receives the last sample's time
+ */
 void sonde_timeline_span(const struct sonde_timeline *tl, uint64_t *first, uint64_t *last);
 
 /* Functions, threads, trie nodes: borrowed, valid until the next add. */
 size_t sonde_timeline_nr_funcs(const struct sonde_timeline *tl);
+/**
+ * sonde_timeline_func() - function @i (its symbol, or object and address)
+ * @tl: the timeline
+ * @i: below sonde_timeline_nr_funcs()
+ * Return: borrowed, valid until the next add.
+ */
 const struct sonde_tl_func *sonde_timeline_func(const struct sonde_timeline *tl, size_t i);
+/**
+ * sonde_timeline_nr_threads() - the number of threads seen
+ * @tl: the timeline
+ * Return: the count; indexes for sonde_timeline_thread() are below it.
+ */
 size_t sonde_timeline_nr_threads(const struct sonde_timeline *tl);
+/**
+ * sonde_timeline_thread() - thread @i (pid, tid, comm)
+ * @tl: the timeline
+ * @i: below sonde_timeline_nr_threads()
+ * Return: borrowed, valid until the next add.
+ */
 const struct sonde_tl_thread *sonde_timeline_thread(const struct sonde_timeline *tl, size_t i);
 /* Nodes: 0 is the root (parent UINT32_MAX, func UINT32_MAX); a parent's index is below its child's.
  */
 size_t sonde_timeline_nr_nodes(const struct sonde_timeline *tl);
+/**
+ * sonde_timeline_node() - node @i of the call-path trie
+ * @tl: the timeline
+ * @i: below sonde_timeline_nr_nodes()
+ * @parent: receives the parent's index (UINT32_MAX for the root)
+ * @func: receives the function's index (UINT32_MAX for the root)
+ */
 void sonde_timeline_node(const struct sonde_timeline *tl, size_t i, uint32_t *parent,
 			 uint32_t *func);
 

@@ -71,11 +71,32 @@ const struct sonde_tp_event *sonde_tp_find_raw(const struct sonde_tp_decoder *d,
 const struct sonde_tp_event *sonde_tp_find_name(const struct sonde_tp_decoder *d, const char *sys,
 						const char *name);
 
+/**
+ * sonde_tp_event_system() - the event's system ("sched" of sched:sched_switch)
+ * @ev: the event
+ * Return: borrowed from the decoder.
+ */
 const char *sonde_tp_event_system(const struct sonde_tp_event *ev);
+/**
+ * sonde_tp_event_name() - the event's name ("sched_switch")
+ * @ev: the event
+ * Return: borrowed from the decoder.
+ */
 const char *sonde_tp_event_name(const struct sonde_tp_event *ev);
+/**
+ * sonde_tp_event_id() - the event's format ID (the common_type its payloads start with)
+ * @ev: the event
+ * Return: the ID.
+ */
 uint32_t sonde_tp_event_id(const struct sonde_tp_event *ev);
 /* The event's own fields (not the common_* ones), in format order. */
 size_t sonde_tp_event_nr_fields(const struct sonde_tp_event *ev);
+/**
+ * sonde_tp_field_name() - the name of the event's own field @i
+ * @ev: the event
+ * @i: below sonde_tp_event_nr_fields()
+ * Return: borrowed from the decoder.
+ */
 const char *sonde_tp_field_name(const struct sonde_tp_event *ev, size_t i);
 /* Index of field @name (own or common_*), or -1. */
 int sonde_tp_field_index(const struct sonde_tp_event *ev, const char *name);

@@ -14,7 +14,15 @@ struct sonde_u32map {
 	size_t cap, n;    /* cap is a power of two */
 };
 
+/**
+ * sonde_u32map_init() - start an empty map (allocates nothing until the first put)
+ * @m: caller's storage
+ */
 void sonde_u32map_init(struct sonde_u32map *m);
+/**
+ * sonde_u32map_fini() - free the map's arrays
+ * @m: the map; empty again afterwards
+ */
 void sonde_u32map_fini(struct sonde_u32map *m);
 /* Inserts or replaces.  Return: 0 or -ENOMEM. */
 int sonde_u32map_put(struct sonde_u32map *m, uint32_t key, uint32_t val);

@@ -39,7 +39,18 @@ struct sonde_unwind_sample {
 	const char *arch;	 /* the capture's arch feature ("x86_64", "aarch64"), or NULL: host */
 };
 
+/**
+ * sonde_unwinder_new() - an unwinder for user stacks copied into samples
+ * @out: receives the unwinder
+ * @find: finds the mapping of an address (required, else -EINVAL)
+ * @ctx: passed to @find
+ * Return: 0 with *out new (free with sonde_unwinder_free()), -EINVAL or -ENOMEM.
+ */
 int sonde_unwinder_new(struct sonde_unwinder **out, sonde_unwind_find_map_fn find, void *ctx);
+/**
+ * sonde_unwinder_free() - free the unwinder and the objects it opened
+ * @u: the unwinder, or NULL
+ */
 void sonde_unwinder_free(struct sonde_unwinder *u);
 
 /**

@@ -50,15 +50,15 @@ struct sonde_wait_opts {
 
 struct sonde_wait {
 	struct sonde_wait_opts o;
-	int wl_pidfd;	     /* the workload's pidfd, or -1 */
-	int *task_fds;	     /* owned: pidfds of the attached tasks that had one */
-	bool *gone;	     /* per task_fds: it exited */
+	int wl_pidfd;  /* the workload's pidfd, or -1 */
+	int *task_fds; /* owned: pidfds of the attached tasks that had one */
+	bool *gone;    /* per task_fds: it exited */
 	size_t ntasks, alive;
-	struct pollfd *pfd;  /* owned: the set handed to ppoll() */
+	struct pollfd *pfd; /* owned: the set handed to ppoll() */
 	size_t pfd_cap;
-	int status;	     /* the workload's wait status once EXITED, else -1 */
-	struct rusage ru;    /* its resource use (wait4) */
-	int signal;	     /* the stop signal of the last SIGNAL */
+	int status;	  /* the workload's wait status once EXITED, else -1 */
+	struct rusage ru; /* its resource use (wait4) */
+	int signal;	  /* the stop signal of the last SIGNAL */
 };
 
 /**

@@ -205,10 +205,13 @@ void agent_listen_print(const struct agent_listen *l)
 	socklen_t len = sizeof(ss);
 	char buf[INET6_ADDRSTRLEN];
 
+	memset(&ss, 0, sizeof(ss));
 	if (l->is_unix) {
 		fprintf(stderr, "sonde-agent: listening on unix:%s\n", l->path);
-	} else if (getsockname(l->fd, (struct sockaddr *)&ss, &len) == 0 &&
-		   ss.ss_family == AF_INET6) {
+	} else if (getsockname(l->fd, (struct sockaddr *)&ss, &len) < 0) {
+		/* Not expected on a bound socket; say nothing wrong rather than garbage. */
+		fprintf(stderr, "sonde-agent: listening\n");
+	} else if (ss.ss_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const void *)&ss;
 
 		inet_ntop(AF_INET6, &s6->sin6_addr, buf, sizeof(buf));

@@ -277,7 +277,7 @@ static void capture_give(const struct session *s)
 static int parse_events(struct session *s, const struct sonde_agent_record_req *req,
 			struct sonde_evlist *l, char ***filters)
 {
-	struct sonde_roots roots = {"/sys", s->have_tracefs ? s->tracefs : NULL};
+	struct sonde_roots roots = {.sysfs = "/sys", .tracefs = s->have_tracefs ? s->tracefs : NULL};
 
 	for (uint32_t i = 0; i < req->nspecs; i++) {
 		size_t before = l->n;

@@ -2,7 +2,8 @@
 /*
  * sonde buildid-list: the build ids of a capture's objects (its BUILD_ID
  * feature), as perf buildid-list prints them: "<hex id> <path>", in the
- * file's order.  -H keeps the objects that a sample's address fell in (one
+ * file's order.  Without a table (perf -z files, -B) the objects that
+ * samples hit are listed, as perf does.  -H keeps the objects that a sample's address fell in (one
  * session pass; the kernel counts for "[kernel.kallsyms]"), -k prints the
  * running kernel's id.  The ids are what perf's and sonde's build-id
  * caches (~/.debug) are keyed by, so this is how a user checks that a
@@ -111,7 +112,7 @@ static void print_hits(const struct sonde_session *ses, struct hits *h,
 	}
 }
 
-static int list(const char *input, bool with_hits, bool quiet)
+static int list(const char *input, bool with_hits)
 {
 	struct sonde_pd_reader *r = NULL;
 	struct sonde_session *ses = NULL;
@@ -125,6 +126,10 @@ static int list(const char *input, bool with_hits, bool quiet)
 		cli_error("%s", err.text[0] ? err.text : sonde_strerror(ret));
 		return EXIT_FAIL;
 	}
+	/* Without a table (perf -z files, -B), the objects the samples hit are
+	 * all there is to list: perf lists them so too. */
+	if (!sonde_pd_reader_has_feature(r, SONDE_PD_FEAT_BUILD_ID))
+		with_hits = true;
 	if (with_hits) {
 		struct sonde_tool_slot slot = {&hits_tool, &h};
 
@@ -134,8 +139,6 @@ static int list(const char *input, bool with_hits, bool quiet)
 		}
 	}
 	f = sonde_pd_reader_features(r);
-	if (!f->nr_build_ids && !with_hits && !quiet)
-		cli_warn("%s has no build-id table (recorded with --no-buildid or cut short)", input);
 	if (with_hits) {
 		print_hits(ses, &h, f);
 		goto out;
@@ -171,16 +174,15 @@ int cmd_buildid_list(int argc, char **argv, struct cli *cli)
 	    {"with-hits", no_argument, NULL, 'H'},
 	    {"kernel", no_argument, NULL, 'k'},
 	    {"force", no_argument, NULL, 'f'},
-	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	const char *input = "perf.data";
-	bool with_hits = false, kernel = false, quiet = false;
+	bool with_hits = false, kernel = false;
 	int o;
 
 	(void)cli;
-	while ((o = getopt_long(argc, argv, "i:Hkfqh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "i:Hkfh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'i':
 			input = optarg;
@@ -193,9 +195,6 @@ int cmd_buildid_list(int argc, char **argv, struct cli *cli)
 			break;
 		case 'f':
 			break;
-		case 'q':
-			quiet = true;
-			break;
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_OK;
@@ -205,5 +204,5 @@ int cmd_buildid_list(int argc, char **argv, struct cli *cli)
 	}
 	if (optind < argc)
 		return cli_usage_error("buildid-list", "unexpected argument '%s'", argv[optind]);
-	return kernel ? kernel_id() : list(input, with_hits, quiet);
+	return kernel ? kernel_id() : list(input, with_hits);
 }

@@ -284,6 +284,12 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
 			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
+	/*
+	 * getopt_long() sets optarg for every option that requires an argument;
+	 * the analyzer keeps the NULL an optional one (-z) had in an earlier
+	 * round and reports the next option's strtoull(optarg).
+	 */
+	// NOLINTBEGIN(clang-analyzer-core.NonNullParamChecker)
 	while ((c = getopt_long(argc, argv, "+e:F:c:gp:t:aC:o:m:z::NBTdD:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TARGET:
@@ -439,6 +445,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			return cli_usage_error("record", "bad option");
 		}
 	}
+	// NOLINTEND(clang-analyzer-core.NonNullParamChecker)
 	if (optind < argc)
 		o->argv = &argv[optind];
 	if (cli_check_target("record", o->argv != NULL, o->npids, o->ntids, o->all_cpus))

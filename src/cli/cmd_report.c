@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sonde/annotate.h>
 #include <sonde/idlist.h>
 #include <sonde/perf_data.h>
+#include <sonde/header_print.h>
 #include <sonde/record_stats.h>
 #include <sonde/report.h>
 #include <sonde/report_print.h>
@@ -42,6 +44,8 @@ static const char usage[] =
     "      --callchain-limit P hide call-graph branches below P%% (default 0.5)\n"
     "  -n, --show-nr-samples   a samples column per event\n"
     "      --stats             count the records by kind, as perf report --stats\n"
+    "      --header            the capture's header (host, events, features) first, as perf\n"
+    "      --header-only       only the header\n"
     "      --group             all events side by side in one table (default: one section\n"
     "                          per event that has samples, as perf report)\n"
     "      --no-group          one section per event\n"
@@ -73,6 +77,7 @@ struct report_cli {
 	const char *input;
 	const char *html; /* --html FILE */
 	bool json, verbose, quiet, stats;
+	int header; /* 1: --header, 2: --header-only */
 	int children; /* -1: default */
 	int graph;    /* -1: default, 0 none, 1 callee, 2 caller */
 	const char *sort;
@@ -111,7 +116,9 @@ static int parse(int argc, char **argv, struct report_cli *c)
 		OPT_INLINE,
 		OPT_GROUP,
 		OPT_NO_GROUP,
-		OPT_STATS
+		OPT_STATS,
+		OPT_HEADER,
+		OPT_HEADER_ONLY
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -130,6 +137,8 @@ static int parse(int argc, char **argv, struct report_cli *c)
 	    {"group", no_argument, NULL, OPT_GROUP},
 	    {"no-group", no_argument, NULL, OPT_NO_GROUP},
 	    {"stats", no_argument, NULL, OPT_STATS},
+	    {"header", no_argument, NULL, OPT_HEADER},
+	    {"header-only", no_argument, NULL, OPT_HEADER_ONLY},
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"dso", required_argument, NULL, 'd'},
@@ -217,6 +226,10 @@ static int parse(int argc, char **argv, struct report_cli *c)
 			break;
 		case OPT_STATS:
 			c->stats = true;
+			break;
+		case OPT_HEADER:
+		case OPT_HEADER_ONLY:
+			c->header = o == OPT_HEADER ? 1 : 2;
 			break;
 		case OPT_COMM:
 			r = cli_add_list(&c->comms, optarg);
@@ -392,6 +405,21 @@ static int show_stats(struct report_cli *c, struct sonde_pd_reader *r)
 	return EXIT_OK;
 }
 
+/* --header: the header block, dated by the file's modification time as perf does. */
+static int show_header(const struct report_cli *c, struct sonde_pd_reader *r)
+{
+	struct stat st;
+
+	if (stat(c->input, &st) < 0)
+		st.st_mtime = 0;
+	if (sonde_header_print(stdout, r, st.st_mtime) < 0) {
+		cli_error("%s: a pipe-format capture carries its header as records: "
+			  "--header is not supported for it", c->input);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 static int run(struct report_cli *c)
 {
 	struct sonde_pd_reader *r = NULL;
@@ -407,6 +435,14 @@ static int run(struct report_cli *c)
 	if (ret) {
 		cli_error("%s", err.text[0] ? err.text : sonde_strerror(ret));
 		return EXIT_FAIL;
+	}
+	if (c->header && (ret = show_header(c, r)) != EXIT_OK) {
+		sonde_pd_reader_close(r);
+		return ret;
+	}
+	if (c->header == 2) {
+		sonde_pd_reader_close(r);
+		return EXIT_OK;
 	}
 	if (c->stats) {
 		ret = show_stats(c, r);

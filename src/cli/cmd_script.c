@@ -43,6 +43,12 @@ static const char usage[] =
     "      --time START,END only samples in this time range (seconds, either side may be empty)\n"
     "      --json           one JSON object per sample, typed field values\n"
     "      --ns             times to the nanosecond\n"
+    "      --reltime        times from the first line shown\n"
+    "      --deltatime      times from the previous line shown\n"
+    "      --show-task-events   COMM, FORK and EXIT records between the samples\n"
+    "      --show-mmap-events   MMAP and MMAP2 records\n"
+    "      --show-switch-events context switch records (record --switch-events)\n"
+    "      --show-lost-events   LOST records\n"
     "      --summary        counts per event and per process\n"
     "      --io             per process: read and write calls, bytes, failed calls\n"
     "  -k, --vmlinux FILE   kernel image with symbols\n"
@@ -139,6 +145,12 @@ static int parse(int argc, char **argv, struct script_cli *c)
 		OPT_BUILDID_DIR,
 		OPT_INLINE,
 		OPT_NO_INLINE,
+		OPT_SHOW_TASK,
+		OPT_SHOW_MMAP,
+		OPT_SHOW_SWITCH,
+		OPT_SHOW_LOST,
+		OPT_RELTIME,
+		OPT_DELTATIME,
 	};
 	static const struct option opts[] = {
 	    {"input", required_argument, NULL, 'i'},
@@ -160,6 +172,12 @@ static int parse(int argc, char **argv, struct script_cli *c)
 	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"no-inline", no_argument, NULL, OPT_NO_INLINE},
+	    {"show-task-events", no_argument, NULL, OPT_SHOW_TASK},
+	    {"show-mmap-events", no_argument, NULL, OPT_SHOW_MMAP},
+	    {"show-switch-events", no_argument, NULL, OPT_SHOW_SWITCH},
+	    {"show-lost-events", no_argument, NULL, OPT_SHOW_LOST},
+	    {"reltime", no_argument, NULL, OPT_RELTIME},
+	    {"deltatime", no_argument, NULL, OPT_DELTATIME},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
@@ -206,6 +224,25 @@ static int parse(int argc, char **argv, struct script_cli *c)
 			break;
 		case OPT_NS:
 			c->pr.ns = true;
+			break;
+		case OPT_SHOW_TASK:
+			c->pr.show |= SONDE_SHOW_TASK;
+			break;
+		case OPT_SHOW_MMAP:
+			c->pr.show |= SONDE_SHOW_MMAP;
+			break;
+		case OPT_SHOW_SWITCH:
+			c->pr.show |= SONDE_SHOW_SWITCH;
+			break;
+		case OPT_SHOW_LOST:
+			c->pr.show |= SONDE_SHOW_LOST;
+			break;
+		case OPT_RELTIME:
+		case OPT_DELTATIME:
+			if (c->pr.time_mode != SONDE_TIME_ABS)
+				return cli_usage_error("script", "--reltime and --deltatime "
+								 "exclude each other");
+			c->pr.time_mode = o == OPT_RELTIME ? SONDE_TIME_REL : SONDE_TIME_DELTA;
 			break;
 		case OPT_JSON:
 			c->mode = MODE_JSON;
@@ -307,6 +344,21 @@ static int on_sample(void *ctx, struct sonde_session *ses, const struct sonde_to
 	return 0;
 }
 
+/* --show-*-events: side-band records in time order between the samples. */
+static int on_sideband(void *ctx, struct sonde_session *ses, const struct sonde_pd_record *rec,
+		       const struct sonde_pd_event *ev)
+{
+	struct script_cli *c = ctx;
+
+	if (c->mode != MODE_TEXT || !c->pr.show)
+		return 0;
+	/* perf filters them by CPU only, as here. */
+	if (c->cpus.n && rec->attr && rec->attr->attr.sample_id_all &&
+	    !sonde_cpulist_contains(&c->cpus, (int)ev->sample.cpu))
+		return 0;
+	return sonde_script_print_sideband(&c->pr, ses, rec, ev);
+}
+
 static int on_begin(void *ctx, struct sonde_session *ses)
 {
 	struct script_cli *c = ctx;
@@ -319,6 +371,12 @@ static const struct sonde_tool script_tool = {
     .name = "script",
     .begin = on_begin,
     .sample = on_sample,
+    .mmap = on_sideband,
+    .comm = on_sideband,
+    .fork = on_sideband,
+    .exit = on_sideband,
+    .lost = on_sideband,
+    .other = on_sideband,
 };
 
 static int by_count(const void *a, const void *b)

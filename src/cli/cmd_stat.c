@@ -3,30 +3,25 @@
  * sonde stat: count events of a command, of running processes or threads,
  * or of CPUs, in perf stat's conventions.
  *
- * One run: open counters (disabled), start the workload or enable them,
- * then wait (sonde_wait_until()) on pidfds of what we count, with SIGINT,
- * SIGTERM and SIGCHLD blocked except inside ppoll so none is lost between
- * checks.  An interval (-I) is the wait's timeout.  The workload's exit status becomes
- * ours; Ctrl-C is forwarded to it, and the counts so far are printed.
+ * This file is the options and the printing: the counting itself (runs,
+ * intervals, reading and scaling) is the library's stat session
+ * (sonde_stat_run(), src/perfev/stat_session.c), which calls back here for
+ * each -I interval.  SIGINT, SIGTERM and SIGCHLD are blocked except inside
+ * the session's wait, so none is lost between checks.  The workload's exit
+ * status becomes ours; Ctrl-C is forwarded to it, and the counts so far
+ * are printed.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <sonde/counters.h>
 #include <sonde/doctor.h>
 #include <sonde/idlist.h>
-#include <sonde/wait.h>
-#include <sonde/workload.h>
+#include <sonde/stat_session.h>
 
 #include "cli.h"
 #include "stat.h"
@@ -70,14 +65,6 @@ struct stat_opts {
 	bool explicit_events; /* -e given: explain the ones not supported */
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static void print_target(const struct stat_opts *o, char *buf, size_t len)
 {
 	if (o->cpu_list)
@@ -112,86 +99,55 @@ static void print_target(const struct stat_opts *o, char *buf, size_t len)
 	}
 }
 
-struct run_result {
-	double elapsed_ns;
-	struct rusage ru;
-	int status; /* workload wait status, or -1 */
-	bool stopped_by_signal;
-};
-
-static void rows_from_counters(struct stat_row *rows, const struct sonde_counters *cs)
+/* A run's counters opened: the events that fell back to user space get
+ * their ":u" and one warning. */
+static void on_open(void *ctx, const struct sonde_counters *cs)
 {
-	for (size_t i = 0; i < cs->n; i++) {
-		double v;
+	struct stat_opts *o = ctx;
+	bool user_only[cs->n ? cs->n : 1];
 
-		rows[i].err = cs->c[i].err;
-		if (!cs->c[i].err && sonde_counter_scaled(&cs->c[i], &v))
-			stat_row_add(&rows[i], v, cs->c[i].enabled, cs->c[i].running);
-		else {
-			rows[i].enabled = cs->c[i].enabled;
-			rows[i].running = cs->c[i].running;
-		}
-	}
-}
-
-/* Whether any counter moved since the values in @prev (as last read). */
-static bool counted_since(const struct sonde_counters *cs, uint64_t (*prev)[3])
-{
 	for (size_t i = 0; i < cs->n; i++)
-		if (!cs->c[i].err && cs->c[i].value != prev[i][0])
-			return true;
-	return false;
+		user_only[i] = cs->c[i].user_only;
+	cli_user_only(&o->events, user_only);
 }
 
-/* Prints the counts of the last interval: the deltas from @prev. */
-static void print_interval(struct stat_opts *o, struct sonde_counters *cs, uint64_t (*prev)[3],
-			   double t0, double last_ns)
+static void on_start(void *ctx)
 {
-	struct stat_row *rows = calloc(cs->n, sizeof(*rows));
-	double now = now_ns();
+	struct stat_opts *o = ctx;
 
-	if (!rows || sonde_counters_read(cs) < 0) {
-		free(rows);
-		return;
-	}
-	for (size_t i = 0; i < cs->n; i++) {
-		struct sonde_counter d = cs->c[i];
-		double v;
+	if (o->interval_ms > 0)
+		stat_print_interval_header(&o->pr);
+}
 
-		d.value -= prev[i][0];
-		d.enabled -= prev[i][1];
-		d.running -= prev[i][2];
-		prev[i][0] = cs->c[i].value;
-		prev[i][1] = cs->c[i].enabled;
-		prev[i][2] = cs->c[i].running;
-		rows[i].ev = d.ev;
-		rows[i].err = d.err;
-		rows[i].enabled = d.enabled;
-		rows[i].running = d.running;
-		if (!d.err && sonde_counter_scaled(&d, &v))
-			stat_row_add(&rows[i], v, d.enabled, d.running);
-	}
-	stat_print_rows(&o->pr, rows, cs->n, now - last_ns, (now - t0) / 1e9);
+static void on_interval(void *ctx, const struct sonde_stat_interval *iv)
+{
+	struct stat_opts *o = ctx;
+
+	stat_print_rows(&o->pr, iv->counts, iv->n, iv->covered_ns, iv->since_start_s);
 	fflush(o->pr.out);
-	free(rows);
 }
 
-static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
-		    struct run_result *res)
+/* Every run; a failure is told here.  Return: EXIT_OK, or the exit code. */
+static int count(struct stat_opts *o, struct sonde_stat *s)
 {
-	struct sonde_workload wl = {.pid = -1, .go_fd = -1, .err_fd = -1};
 	struct sonde_cpulist cpus = {0};
-	struct sonde_target t = {.procfs = "/proc"};
-	struct sonde_counters cs;
+	struct sonde_stat_opts so = {
+	    .events = &o->events,
+	    .target = {.procfs = "/proc", .pids = o->pids, .npids = o->npids,
+		       .tids = o->tids, .ntids = o->ntids},
+	    .argv = o->argv,
+	    .repeat = o->repeat,
+	    .interval_ms = o->interval_ms,
+	    .stop_signal = &cli_stop_signal,
+	    .child_exited = &cli_child_exited,
+	    .on_open = on_open,
+	    .on_start = on_start,
+	    .on_interval = on_interval,
+	    .ctx = o,
+	};
 	sigset_t block, waitmask;
-	struct sonde_wait w = {.wl_pidfd = -1};
-	int r, ret = EXIT_FAIL;
-	uint64_t(*prev)[3] = NULL;
-	double t0, last, deadline = 0;
+	int r, ret = EXIT_OK;
 
-	res->status = -1;
-	res->stopped_by_signal = false;
-	memset(&res->ru, 0, sizeof(res->ru));
 	if (o->all_cpus) {
 		r = o->cpu_list ? sonde_cpulist_parse(o->cpu_list, &cpus)
 				: sonde_cpulist_online("/sys", &cpus);
@@ -199,13 +155,9 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 			cli_error("bad CPU list '%s'", o->cpu_list ? o->cpu_list : "(online)");
 			return EXIT_USAGE;
 		}
-		t.cpus = &cpus;
+		so.target.cpus = &cpus;
 	}
-	t.pids = o->pids;
-	t.npids = o->npids;
-	t.tids = o->tids;
-	t.ntids = o->ntids;
-
+	/* Stop signals and SIGCHLD reach us only inside the session's wait. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -214,139 +166,26 @@ static int run_once(struct stat_opts *o, struct cli *cli, struct stat_row *rows,
 	sigdelset(&waitmask, SIGINT);
 	sigdelset(&waitmask, SIGTERM);
 	sigdelset(&waitmask, SIGCHLD);
-
-	if (o->argv) {
-		r = sonde_workload_prepare(&wl, o->argv);
-		if (r < 0) {
-			cli_error("can't start '%s': %s", o->argv[0], sonde_strerror(r));
-			goto out;
-		}
-		t.workload = wl.pid;
-	}
-	r = sonde_counters_open(&cs, &o->events, &t);
-	if (r < 0) {
+	so.waitmask = &waitmask;
+	if (sonde_stat_run(s, &so) < 0) {
 		char why[512];
 
-		if (cs.failed)
-			cli_error("%s\n  %s", cs.err.text,
-				  sonde_doctor_explain_open_error(&cs.failed->attr, cs.failed_err, why,
+		if (s->failed == SONDE_STAT_OPEN && s->cs.failed)
+			cli_error("%s\n  %s", s->err.text,
+				  sonde_doctor_explain_open_error(&s->cs.failed->attr,
+								  s->cs.failed_err, why,
 								  sizeof(why)));
 		else
-			cli_error("%s", cs.err.text);
-		sonde_workload_abort(&wl);
-		goto out;
+			cli_error("%s", s->err.text);
+		ret = s->failed == SONDE_STAT_EXEC ? 127 : EXIT_FAIL;
 	}
-	{
-		bool user_only[cs.n ? cs.n : 1];
-
-		for (size_t i = 0; i < cs.n; i++)
-			user_only[i] = cs.c[i].user_only;
-		cli_user_only(&o->events, user_only);
-	}
-	for (size_t i = 0; i < cs.n; i++)
-		rows[i].ev = cs.c[i].ev;
-	prev = calloc(cs.n ? cs.n : 1, sizeof(*prev));
-	if (!prev) {
-		cli_error("out of memory");
-		sonde_workload_abort(&wl);
-		goto close;
-	}
-	/* The workload, or else the attached tasks: their end ends the run. */
-	if (sonde_wait_init(&w, &(struct sonde_wait_opts){
-				    .wl = wl.pid > 0 ? &wl : NULL,
-				    .pids = wl.pid > 0 ? NULL : o->pids,
-				    .npids = wl.pid > 0 ? 0 : o->npids,
-				    .tids = wl.pid > 0 ? NULL : o->tids,
-				    .ntids = wl.pid > 0 ? 0 : o->ntids,
-				    .waitmask = &waitmask,
-				    .stop_signal = &cli_stop_signal,
-				    .child_exited = &cli_child_exited,
-			    }) < 0) {
-		cli_error("out of memory");
-		sonde_workload_abort(&wl);
-		goto close;
-	}
-	if (wl.pid > 0) {
-		if (t.cpus)
-			sonde_counters_enable(&cs);
-		t0 = now_ns();
-		r = sonde_workload_start(&wl);
-		if (r < 0) {
-			cli_error("can't run '%s': %s", o->argv[0], sonde_strerror(r));
-			ret = 127;
-			goto close;
-		}
-	} else {
-		sonde_counters_enable(&cs);
-		t0 = now_ns();
-	}
-	last = t0;
-	if (o->interval_ms > 0) {
-		deadline = t0 + (double)o->interval_ms * 1e6;
-		stat_print_interval_header(&o->pr);
-	}
-	for (;;) {
-		int64_t timeout = -1;
-		int ev;
-
-		if (o->interval_ms > 0) {
-			double left = deadline - now_ns();
-
-			timeout = left > 0 ? (int64_t)left : 0;
-		}
-		ev = sonde_wait_until(&w, NULL, 0, timeout);
-		if (ev < 0)
-			break;
-		if (ev & SONDE_WAIT_SIGNAL) {
-			/* Ctrl-C: the workload stops too, and we print what we have. */
-			if (wl.pid > 0 && !res->stopped_by_signal)
-				kill(wl.pid, w.signal);
-			res->stopped_by_signal = true;
-			if (wl.pid <= 0 && !(ev & SONDE_WAIT_EXITED))
-				break;
-		}
-		if (ev & SONDE_WAIT_EXITED) {
-			res->status = w.status;
-			res->ru = w.ru;
-			break;
-		}
-		if (ev & SONDE_WAIT_GONE)
-			break;
-		if ((ev & SONDE_WAIT_TICK) && o->interval_ms > 0) {
-			print_interval(o, &cs, prev, t0, last);
-			last = now_ns();
-			deadline += (double)o->interval_ms * 1e6;
-		}
-	}
-	res->elapsed_ns = now_ns() - t0;
-	sonde_counters_disable(&cs);
-	if (sonde_counters_read(&cs) < 0) {
-		cli_error("%s", cs.err.text);
-		goto close;
-	}
-	if (o->interval_ms > 0) {
-		/* The tail since the last tick, unless it is empty: a short tail
-		 * that still counted is printed, or the intervals would not add
-		 * up to what ran. */
-		if (res->elapsed_ns - (last - t0) > 1e6 || counted_since(&cs, prev))
-			print_interval(o, &cs, prev, t0, last);
-	} else {
-		rows_from_counters(rows, &cs);
-	}
-	ret = EXIT_OK;
-close:
-	free(prev);
-	sonde_counters_close(&cs);
-out:
-	sonde_wait_fini(&w);
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
 	sonde_cpulist_fini(&cpus);
-	(void)cli;
 	return ret;
 }
 
 /* perf only prints <not supported>; say why once per event the user asked for. */
-static void explain_unsupported(const struct stat_row *rows, size_t n)
+static void explain_unsupported(const struct sonde_stat_count *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		char why[512];
@@ -458,11 +297,10 @@ static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli 
 int cmd_stat(int argc, char **argv, struct cli *cli)
 {
 	struct stat_opts o = {.repeat = 1};
-	struct stat_row *rows = NULL;
-	struct run_result res = {0};
-	double el_mean = 0, el_m2 = 0, user = -1, sys = -1;
+	struct sonde_stat s = {0};
+	double user = -1, sys = -1;
 	char target[512];
-	int ret, code = EXIT_OK;
+	int ret;
 
 	sonde_evlist_init(&o.events);
 	o.pr.out = stderr;
@@ -481,47 +319,31 @@ int cmd_stat(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	}
-	rows = calloc(o.events.n, sizeof(*rows));
-	if (!rows) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
 	cli_catch_stop_signals(false);
 
 	print_target(&o, target, sizeof(target));
-	for (int run = 0; run < o.repeat; run++) {
-		ret = run_once(&o, cli, rows, &res);
-		if (ret != EXIT_OK)
-			goto out;
-		double d = res.elapsed_ns / 1e9 - el_mean;
-
-		el_mean += d / (run + 1);
-		el_m2 += d * (res.elapsed_ns / 1e9 - el_mean);
-		code = o.argv ? cli_workload_exit_code(res.status) : EXIT_OK;
-		if (res.stopped_by_signal)
-			break;
-	}
+	ret = count(&o, &s);
+	if (ret != EXIT_OK)
+		goto out;
 	if (o.interval_ms <= 0) {
 		stat_print_header(&o.pr, target);
-		stat_print_rows(&o.pr, rows, o.events.n, el_mean * 1e9, -1);
-		if (o.argv && res.status >= 0) {
-			user = (double)res.ru.ru_utime.tv_sec + res.ru.ru_utime.tv_usec / 1e6;
-			sys = (double)res.ru.ru_stime.tv_sec + res.ru.ru_stime.tv_usec / 1e6;
+		stat_print_rows(&o.pr, s.counts, s.n, s.elapsed_mean_s * 1e9, -1);
+		if (o.argv && s.status >= 0) {
+			user = (double)s.ru.ru_utime.tv_sec + s.ru.ru_utime.tv_usec / 1e6;
+			sys = (double)s.ru.ru_stime.tv_sec + s.ru.ru_stime.tv_usec / 1e6;
 		}
-		stat_print_footer(&o.pr, el_mean,
-				  o.repeat > 1 ? sqrt(el_m2 / (o.repeat - 1)) / sqrt(o.repeat) : 0,
-				  user, sys);
+		stat_print_footer(&o.pr, s.elapsed_mean_s, sonde_stat_elapsed_sd(&s), user, sys);
 	}
 	/* Machine-readable output stays parseable: explain in table mode only. */
 	if (o.explicit_events && o.pr.fmt == STAT_TABLE)
-		explain_unsupported(rows, o.events.n);
-	ret = code;
+		explain_unsupported(s.counts, s.n);
+	ret = o.argv ? cli_workload_exit_code(s.status) : EXIT_OK;
 out:
 	if (o.pr.out && o.pr.out != stderr && fclose(o.pr.out) != 0) {
 		cli_error("can't write %s: %s", o.output, strerror(errno));
 		ret = EXIT_FAIL;
 	}
-	free(rows);
+	sonde_stat_fini(&s);
 	free(o.pids);
 	free(o.tids);
 	sonde_evlist_fini(&o.events);

@@ -132,6 +132,8 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 	};
 	int c, r;
 
+	/* getopt_long() sets optarg for options that require one (see cmd_record.c). */
+	// NOLINTBEGIN(clang-analyzer-core.NonNullParamChecker)
 	while ((c = getopt_long(argc, argv, "+lp:f:e:P:b:C:d:o:h", opts, NULL)) != -1) {
 		r = 0;
 		switch (c) {
@@ -192,6 +194,7 @@ static int parse_options(int argc, char **argv, struct trace_opts *o, bool *list
 		if (r)
 			return r;
 	}
+	// NOLINTEND(clang-analyzer-core.NonNullParamChecker)
 	if (*list) {
 		if (optind < argc)
 			*list_glob = argv[optind++];
@@ -631,7 +634,8 @@ teardown:
 		bool killed;
 
 		t->status = sonde_workload_end(&t->wl, sig, WORKLOAD_GRACE_MS, &killed);
-		if (killed)
+		/* A workload ran: o->argv is its command. */
+		if (killed) /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 			cli_warn("%s did not exit within %d s of %s: killed", o->argv[0],
 				 WORKLOAD_GRACE_MS / 1000, strsignal(sig));
 	}

@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* CPU list notation: comma-separated numbers and inclusive ranges. */
+/*
+ * CPU list notation ("0-3,8,10-11"): comma-separated numbers and inclusive
+ * ranges, as -C takes them and sysfs's devices/system/cpu/online writes
+ * them.  Text goes through the one id-list parser (idlist.c, with its
+ * CPU range check), then is sorted and deduplicated in place, so a
+ * sonde_cpulist always holds ascending distinct CPUs; _format() turns it
+ * back into the shortest text with ranges.
+ */
 #include <sonde/cpulist.h>
 
 #include <ctype.h>
@@ -74,4 +81,12 @@ void sonde_cpulist_format(const struct sonde_cpulist *l, char *buf, size_t len)
 						 l->cpus[i]);
 		i = j;
 	}
+}
+
+bool sonde_cpulist_contains(const struct sonde_cpulist *l, int cpu)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->cpus[i] == cpu)
+			return true;
+	return false;
 }

@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* Error texts, generated from the same table as the codes. */
+/*
+ * Error texts: sonde_strerror() for both kinds of codes the library
+ * returns.  sonde's own codes index a table generated from the X-macro in
+ * include/sonde/error.h (the same one that numbers them, so a code never
+ * lacks a text); anything else is a negative errno and goes to strerror().
+ * sonde_errmsg_set() keeps a formatted message with its context (the
+ * spec, the file and offset) beside the code it returns, so a caller can
+ * fail with one statement.
+ */
 #include <sonde/error.h>
 
 #include <stdio.h>

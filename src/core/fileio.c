@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Whole-file helpers for kernel pseudo files, which are small and read in one go. */
+/*
+ * Whole-file helpers for kernel pseudo files (sysfs, procfs, tracefs),
+ * which are small and must be read in one go: a pseudo file's size is
+ * 0 or a page, so reads loop until EOF instead of trusting st_size.
+ * Paths are built with sonde_path(), which refuses to truncate; directory
+ * listings come back sorted in a strlist.  Every helper returns 0 (or a
+ * length) or -errno and never prints.
+ */
 #include <sonde/fileio.h>
 
 #include <errno.h>

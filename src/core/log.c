@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* The library's single logging hook: the only global besides nothing. */
+/*
+ * The library's single logging hook, and its only global state.  The
+ * library never prints: sonde_log() formats a message into a bounded
+ * buffer and hands it to the callback the program installed with
+ * sonde_log_set() (the CLI prints warnings, and debug notes with
+ * SONDE_DEBUG=1 or -v); with no callback the message is dropped unformatted.
+ */
 #include <sonde/log.h>
 
 #include <stdarg.h>

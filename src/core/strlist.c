@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Growable owned-string list. */
+/*
+ * Growable list of owned strings: the one container for names read from
+ * directories and files (tracefs systems and events, PMUs, glob matches).
+ * sonde_strlist_add() copies its argument, so callers may pass stack
+ * buffers; the array doubles from 16 entries; _fini frees every string.
+ * Sorting and lookup are linear or qsort: the lists are tens to a few
+ * thousand names, read once per command.
+ */
 #include <sonde/strlist.h>
 
 #include <errno.h>

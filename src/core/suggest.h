@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Closest valid event names for a misspelt one (internal to the parser). */
+/*
+ * Closest valid event names for a misspelt one, internal to the event-spec
+ * parser (evspec.c calls it when a name resolves to nothing and puts the
+ * answer in its error message).  suggest.c gathers the candidates from the
+ * same sources the parser reads (sysfs PMUs, tracefs) under @roots.
+ */
 #ifndef SONDE_CORE_SUGGEST_H
 #define SONDE_CORE_SUGGEST_H
 

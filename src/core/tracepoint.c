@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Tracepoint discovery in tracefs's events/ folder. */
+/*
+ * Tracepoint discovery in tracefs's events/ folder: the systems (its
+ * subfolders), the events of a system, and an event's numeric id (the
+ * perf_event_attr.config of a PERF_TYPE_TRACEPOINT event).  Each call
+ * builds a path under the tracefs root it is given (a fake tree in the
+ * unit tests) and reads it with the fileio helpers; nothing is cached.
+ */
 #include <sonde/tracepoint.h>
 
 #include <limits.h>

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Linear probing with a multiplicative hash; grows at half full.  No deletion:
- * its users map ids that only ever gain values. */
+/*
+ * A u32 -> u32 hash map (event ids to attrs, pids to table slots):
+ * open addressing with linear probing and a multiplicative hash, in three
+ * parallel arrays (keys, values, used).  It doubles when half full, so a
+ * probe is short.  No deletion: its users map ids that only ever gain
+ * values.
+ */
 #include <sonde/u32map.h>
 
 #include <errno.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The perf.data reader's state, shared by the files of the reader:
- * pd_reader.c (opening, file mode, iteration) and pd_pipe.c (the header
- * records a pipe-mode stream starts with).  Not part of the public API.
+ * pd_reader.c (opening, file mode, iteration), pd_pipe.c (the header
+ * records a pipe-mode stream starts with) and pd_reader_header.c (events
+ * and features, below both).  Not part of the public API.
  */
 #ifndef SONDE_PD_READER_INTERNAL_H
 #define SONDE_PD_READER_INTERNAL_H
@@ -66,8 +67,17 @@ struct sonde_pd_reader {
 	uint64_t pre_end; /* stream offset where they end: their HEADER_ATTRs are taken */
 };
 
+/* pd_reader_header.c, below pd_reader.c and pd_pipe.c */
 int sonde_pd_reader_setmsg(struct sonde_pd_reader *r, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/*
+ * Adds an event from @fsz bytes of on-disk attr and @nr_ids ids at @ids
+ * (unaligned little-endian).  The attr is zero-extended or cut to ours.
+ */
+int sonde_pd_reader_add_attr(struct sonde_pd_reader *r, const uint8_t *a, size_t fsz,
+			     const uint8_t *ids, size_t nr_ids);
+/* Rebuilds the sorted id map and the sample id position. */
+int sonde_pd_reader_index_ids(struct sonde_pd_reader *r);
 /* Parses feature @bit from feat_ptr[bit], feat_sec[bit].size bytes. */
 int sonde_pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit);
 /* Adds the event of a HEADER_ATTR record (pipe mode). */

@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,54 +32,6 @@
 #include "pd_le.h"
 #include "pd_writer_internal.h"
 #include "pd_zstd.h"
-
-/* Records the first error; later ones keep the first message. */
-int sonde_pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->err)
-		return w->err;
-	w->err = err;
-	va_start(ap, fmt);
-	vsnprintf(w->msg.text, sizeof(w->msg.text), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-/* Writes all of @len at @off.  Return: 0 or -errno, *done = bytes written. */
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off, size_t *done)
-{
-	const uint8_t *p = buf;
-	size_t n = 0;
-
-	while (n < len) {
-		ssize_t r = pwrite(fd, p + n, len - n, (off_t)(off + n));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (done)
-				*done = n;
-			return r < 0 ? -errno : -ENOSPC;
-		}
-		n += (size_t)r;
-	}
-	if (done)
-		*done = n;
-	return 0;
-}
-
-int sonde_pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
-		  const char *what)
-{
-	int err = pwrite_all(w->fd, buf, len, off, NULL);
-
-	if (err)
-		return sonde_pd_writer_fail(w, err, "writing %s at offset 0x%" PRIx64 ": %s", what, off,
-			    sonde_strerror(err));
-	return 0;
-}
 
 static int alloc_fail(struct sonde_pd_writer *w)
 {
@@ -253,7 +204,7 @@ static int write_header(struct sonde_pd_writer *w, bool with_features)
 
 		pd_put64(word, pd_get64(word) | (1ull << (b % 64)));
 	}
-	return pwrite_all(w->fd, h, sizeof(h), 0, NULL);
+	return sonde_pd_pwrite_all(w->fd, h, sizeof(h), 0, NULL);
 }
 
 /* Writes header, ids and attrs; the data section starts after them. */
@@ -264,15 +215,21 @@ static int begin(struct sonde_pd_writer *w)
 	uint8_t *img;
 	int err;
 
-	if (w->stream)
+	if (w->stream) {
+		/* The stream sends features first: EVENT_DESC names the events, and
+		 * COMPRESSED comes before the first compressed record. */
+		if ((w->nr_attrs && sonde_pd_writer_event_desc(w)) ||
+		    (w->z && sonde_pd_writer_compressed_feature(w)))
+			return w->err;
 		return sonde_pd_pipe_begin(w);
+	}
 	img = attrs_image(w, base, &len, &w->attrs_sec);
 	if (!img)
 		return alloc_fail(w);
 	w->data_offset = (base + len + 7) & ~7ull;
 	err = write_header(w, false);
 	if (!err)
-		err = pwrite_all(w->fd, img, len, base, NULL);
+		err = sonde_pd_pwrite_all(w->fd, img, len, base, NULL);
 	free(img);
 	if (err)
 		return sonde_pd_writer_fail(w, err, "writing the perf.data header: %s", sonde_strerror(err));
@@ -313,7 +270,7 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 		w->disk_size += len;
 		return 0;
 	}
-	err = pwrite_all(w->fd, buf, len, off, &done);
+	err = sonde_pd_pwrite_all(w->fd, buf, len, off, &done);
 	if (err) {
 		/* Keep what landed as whole records; drop a torn last one. */
 		w->disk_size += whole_records(buf, done);
@@ -782,7 +739,8 @@ static int write_tail(struct sonde_pd_writer *w)
 		return w->err;
 	for (unsigned b = 0; b < SONDE_PD_FEAT_SONDE_BASE; b++)
 		nr += w->feat[b].set;
-	if (!(tab = calloc(nr ? nr : 1, sizeof(struct sonde_pd_section))))
+	/* The table as its bytes: per feature offset and size, 8 bytes each (LE). */
+	if (!(tab = calloc(nr ? nr : 1, 16)))
 		return alloc_fail(w);
 	pos = table + (uint64_t)nr * sizeof(struct sonde_pd_section);
 	for (unsigned b = 0, i = 0; b < SONDE_PD_FEAT_SONDE_BASE && !err; b++) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The perf.data writer's state, shared by pd_writer.c (file mode, events,
- * features) and pd_writer_pipe.c (pipe mode).  Not part of the public API.
+ * features), pd_writer_pipe.c (pipe mode), pd_trailer.c and pd_writer_io.c
+ * (sticky error, positioned writes).  Not part of the public API.
  */
 #ifndef SONDE_PD_WRITER_INTERNAL_H
 #define SONDE_PD_WRITER_INTERNAL_H
@@ -53,16 +54,21 @@ struct sonde_pd_writer {
 	uint32_t zlevel;
 };
 
+/* pd_writer_io.c, below the other writer files */
+/* Records the first error; later ones keep the first message.  Return: the first error. */
 int sonde_pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Writes all of @len at @off.  Return: 0 or -errno, *done = bytes written. */
+int sonde_pd_pwrite_all(int fd, const void *buf, size_t len, uint64_t off, size_t *done);
+/* Writes @len bytes at file offset @off (sticky error, message naming @what). */
+int sonde_pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
+		  const char *what);
+
+/* pd_writer.c */
 /* Serializes HEADER_EVENT_DESC from the events into its feature blob. */
 int sonde_pd_writer_event_desc(struct sonde_pd_writer *w);
 /* Sets HEADER_COMPRESSED from the compression settings (-z). */
 int sonde_pd_writer_compressed_feature(struct sonde_pd_writer *w);
-
-/* Writes @len bytes at file offset @off (sticky error, message naming @what). */
-int sonde_pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
-		  const char *what);
 
 /* pd_trailer.c: sonde's own sections after everything else, from @pos. */
 int sonde_pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos);

@@ -139,8 +139,6 @@ int sonde_pd_pipe_begin(struct sonde_pd_writer *w)
 	for (size_t i = 0; i < w->nr_attrs; i++)
 		if (sonde_pd_pipe_put_attr(w, i))
 			return w->err;
-	if ((w->nr_attrs && sonde_pd_writer_event_desc(w)) || (w->z && sonde_pd_writer_compressed_feature(w)))
-		return w->err;
 	if (put_features(w))
 		return w->err;
 	pd_put64(last, SONDE_PD_FEAT_LAST_PERF);

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* A target build without libzstd: compression is reported unavailable. */
+/*
+ * The zstd interface (pd_zstd.h) for a build without libzstd, so the
+ * writer, the reader and the static agent link the same calls either way.
+ * sonde_pd_zstd_available() says false; compressing and decompressing
+ * fail with "not supported", which record -z and a reader that meets a
+ * COMPRESSED record turn into a message instead of a crash.
+ */
 #include "pd_zstd.h"
 
 #include <errno.h>

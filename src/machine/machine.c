@@ -50,6 +50,8 @@ struct sonde_machine {
 	void *object_ctx;
 	struct proc *procs;
 	size_t nprocs, procs_cap; /* procs_cap a power of two */
+	struct proc *last_proc;	  /* of the last lookup (samples come in runs of one
+				   * process); NULL after the table moved */
 	struct tslot *threads;
 	size_t nthreads, threads_cap;
 	struct proc kernel;
@@ -138,6 +140,7 @@ static int procs_grow(struct sonde_machine *m)
 	free(m->procs);
 	m->procs = p;
 	m->procs_cap = n;
+	m->last_proc = NULL;
 	return 0;
 }
 
@@ -147,12 +150,15 @@ static struct proc *find_proc(struct sonde_machine *m, uint32_t pid)
 
 	if (pid == PID_KERNEL)
 		return &m->kernel;
+	/* Processes are never removed, so the pointer keeps its pid. */
+	if (m->last_proc && m->last_proc->pid == pid)
+		return m->last_proc;
 	if (!m->procs_cap)
 		return NULL;
 	k = hash_u32(pid) & (m->procs_cap - 1);
 	while (m->procs[k].used) {
 		if (m->procs[k].pid == pid)
-			return &m->procs[k];
+			return m->last_proc = &m->procs[k];
 		k = (k + 1) & (m->procs_cap - 1);
 	}
 	return NULL;
@@ -242,7 +248,7 @@ struct sonde_thread *sonde_machine_findnew_thread(struct sonde_machine *m, uint3
 		snprintf(name, sizeof(name), "swapper");
 	else
 		snprintf(name, sizeof(name), ":%d", (int)tid);
-	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0}};
+	m->threads[k] = (struct tslot){.tid = tid, .used = true, .t = {pid, tid, 0, tid == 0}};
 	m->threads[k].t.comm = sonde_machine_intern(m, name);
 	m->nthreads++;
 	return &m->threads[k].t;
@@ -408,6 +414,7 @@ static int do_comm(struct sonde_machine *m, const struct sonde_pd_record *rec,
 	 * perf's maps do (it never flushes them on exec either).
 	 */
 	t->comm = id;
+	t->comm_set = true;
 	return 0;
 }
 
@@ -416,14 +423,20 @@ static int do_fork(struct sonde_machine *m, const struct sonde_pd_fork *f)
 	struct sonde_thread *parent = sonde_machine_findnew_thread(m, f->ppid, f->ptid);
 	struct sonde_thread *child;
 	uint32_t comm;
+	bool comm_set;
 
 	if (!parent)
 		return -ENOMEM;
 	comm = parent->comm;
+	comm_set = parent->comm_set;
 	if (!(child = sonde_machine_findnew_thread(m, f->pid, f->tid)))
 		return -ENOMEM;
 	child->pid = f->pid;
-	child->comm = comm;
+	/* As perf's thread__fork: only a name the parent was given is inherited. */
+	if (comm_set) {
+		child->comm = comm;
+		child->comm_set = true;
+	}
 	if (f->pid != f->ppid) {
 		struct proc *cp = findnew_proc(m, f->pid);
 		/* After findnew, which may move the table. */

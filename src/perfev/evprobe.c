@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Probing events by opening them: the kernel knows best what it supports. */
+/*
+ * Probing events by opening them, since the kernel knows best what it
+ * supports: an event is opened disabled on the calling thread and closed
+ * at once, and the errno is the answer (list, doctor and the default
+ * event choice use it).  Also the one perf_event_open() wrapper, and
+ * perf's fallback to user space only when perf_event_paranoid forbids
+ * counting the kernel.
+ */
 #include <sonde/evprobe.h>
 
 #include <errno.h>

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Resolving what to measure into tasks: processes expand to their threads. */
+/*
+ * Resolving what to measure into tasks for per-task counters: a gated
+ * workload is one task (its children are followed by inherit), each -p
+ * process expands to the threads in /proc/PID/task at this moment, and
+ * each -t thread is checked to exist.  The result is one array of tids,
+ * a slot per task, that counters.c opens an fd per event in.
+ */
 #include <sonde/counters.h>
 
 #include <dirent.h>

@@ -84,8 +84,7 @@ static int pending(struct sonde_wait *w)
 		*w->o.stop_signal = 0;
 		ev |= SONDE_WAIT_SIGNAL;
 	}
-	if (workload_running(w) &&
-	    ((w->o.child_exited && *w->o.child_exited) || w->wl_pidfd < 0)) {
+	if (workload_running(w) && ((w->o.child_exited && *w->o.child_exited) || w->wl_pidfd < 0)) {
 		if (w->o.child_exited)
 			*w->o.child_exited = 0;
 		ev |= reap(w, false);

@@ -511,9 +511,9 @@ static int group_lines(struct sonde_annotation *a, struct sonde_counts **lcounts
 
 		if (!a->insns[i].src.file)
 			continue;
-		for (f = 0; files[f] != a->insns[i].src.file; f++)
+		for (f = 0; f < nsrc && files[f] != a->insns[i].src.file; f++)
 			;
-		if (!src[f].comp_dir && files[f][0] != '/')
+		if (f < nsrc && !src[f].comp_dir && files[f][0] != '/')
 			src[f].comp_dir = sonde_dso_comp_dir(a->sym->dso, a->insns[i].addr);
 	}
 	for (size_t f = 0; f < nsrc; f++)

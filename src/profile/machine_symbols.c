@@ -9,8 +9,6 @@
  */
 #include <sonde/machine_symbols.h>
 
-#include <string.h>
-
 /* The factory: the machine's desc of an MMAP's file -> the dso of that file. */
 static void *dso_of(void *ctx, const struct sonde_object_desc *d)
 {
@@ -32,11 +30,11 @@ void sonde_machine_resolve(struct sonde_machine *m, uint32_t pid, uint16_t cpumo
 	struct sonde_dso *dso;
 	enum sonde_dso_kind kind;
 
-	memset(out, 0, sizeof(*out));
-	out->kernel = sonde_machine_kernel_ip(cpumode, ip);
-	out->addr = ip;
-	if (!map)
+	if (!map) {
+		*out = (struct sonde_location){.addr = ip,
+					       .kernel = sonde_machine_kernel_ip(cpumode, ip)};
 		return;
+	}
 	dso = map->object;
 	kind = sonde_dso_kind(dso);
 	out->map = map;

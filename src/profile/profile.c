@@ -16,6 +16,8 @@
 #include <sonde/tool.h>
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,6 +409,7 @@ struct sonde_counts sonde_profile_entry_total(const struct sonde_profile *p, siz
 }
 
 struct sort_ctx {
+	const struct sonde_profile *p;
 	const struct sonde_counts *counts;
 	const struct sonde_counts *self; /* with children: ties of counts go by self */
 	size_t nevents;
@@ -428,10 +431,76 @@ static int by_counts(const struct sort_ctx *c, const struct sonde_counts *counts
 	return 0;
 }
 
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* A missing object or symbol after a present one (perf's cmp_null). */
+static int cmp_null(const void *a, const void *b)
+{
+	return !a == !b ? 0 : a ? -1 : 1;
+}
+
+/* perf's text of a --sort srcline key: "file:line", else "sym+off", else "dso[addr]". */
+static const char *srcline_text(const struct sonde_entry_key *k, char *buf, size_t len)
+{
+	if (k->src.file)
+		snprintf(buf, len, "%s:%u", k->src.file, k->src.line);
+	else if (k->sym && k->addr >= k->sym->start)
+		snprintf(buf, len, "%s+%" PRIu64, k->sym->name, k->addr - k->sym->start);
+	else
+		snprintf(buf, len, "%s[%" PRIx64 "]", k->dso ? sonde_dso_short_name(k->dso) : "",
+			 k->addr);
+	return buf;
+}
+
+/*
+ * Rows tied on period, in the order of perf's sort functions (sort.c's
+ * se_sort, else se_cmp) for the keys in order: comm, object and symbol
+ * names and srcline text ascending, missing objects and symbols last,
+ * pid (the tid) ascending.  Unresolved symbols tie in perf's sort and keep
+ * its collapse order, by address.
+ */
+static int by_keys(const struct sonde_profile *p, size_t x, size_t y)
+{
+	const struct sonde_entry_key *a = &p->keys[x], *b = &p->keys[y];
+	char ta[512], tb[512];
+	int r = 0;
+
+	for (size_t i = 0; i < p->o.nkeys && !r; i++) {
+		switch (p->o.keys[i]) {
+		case SONDE_SORT_COMM:
+			if (p->o.machine && a->comm != b->comm)
+				r = strcmp(sonde_machine_str(p->o.machine, a->comm),
+					   sonde_machine_str(p->o.machine, b->comm));
+			break;
+		case SONDE_SORT_PID:
+			r = cmp_u64(a->pid, b->pid);
+			break;
+		case SONDE_SORT_DSO:
+			r = a->dso && b->dso
+				? strcmp(sonde_dso_short_name(a->dso), sonde_dso_short_name(b->dso))
+				: cmp_null(a->dso, b->dso);
+			break;
+		case SONDE_SORT_SYM:
+			r = a->sym && b->sym   ? strcmp(a->sym->name, b->sym->name)
+			    : a->sym || b->sym ? cmp_null(a->sym, b->sym)
+					       : cmp_u64(a->addr, b->addr);
+			break;
+		case SONDE_SORT_SRCLINE:
+			r = strcmp(srcline_text(a, ta, sizeof(ta)),
+				   srcline_text(b, tb, sizeof(tb)));
+			break;
+		}
+	}
+	return r;
+}
+
 /*
  * perf's output order: with children, inclusive period, then self period
- * (perf sorts by "overhead_children,overhead,..."); then first seen
- * first, for a stable output.
+ * (perf sorts by "overhead_children,overhead,<keys>"); then the keys; then
+ * first seen first, for a stable output.
  */
 static int by_period(const void *a, const void *b, void *arg)
 {
@@ -441,6 +510,8 @@ static int by_period(const void *a, const void *b, void *arg)
 
 	if (!r && c->self)
 		r = by_counts(c, c->self, x, y);
+	if (!r)
+		r = by_keys(c->p, x, y);
 	return r ? r : x < y ? -1 : x > y;
 }
 
@@ -448,8 +519,8 @@ void sonde_profile_sort_events(const struct sonde_profile *p, const size_t *evs,
 			       bool by_children, size_t *idx)
 {
 	bool total = by_children && p->o.children;
-	struct sort_ctx c = {total ? p->total : p->self, total ? p->self : NULL, p->o.nevents, evs,
-			     0};
+	struct sort_ctx c = {
+	    p, total ? p->total : p->self, total ? p->self : NULL, p->o.nevents, evs, 0};
 
 	/* Events out of range end the list: they have no counts to compare. */
 	while (c.nev < nev && evs[c.nev] < p->o.nevents)
@@ -498,6 +569,7 @@ static int tool_begin(void *ctx, struct sonde_session *ses)
 	struct sonde_profile_tool *pt = ctx;
 
 	pt->opts.nevents = ses->nevents;
+	pt->opts.machine = ses->machine;
 	return sonde_profile_new(&pt->profile, &pt->opts);
 }
 

@@ -61,12 +61,7 @@ static bool has_u32(const uint32_t *v, size_t n, uint32_t x)
 
 static bool cpu_kept(const struct sonde_cpulist *l, uint32_t cpu)
 {
-	if (!l || !l->n)
-		return true;
-	for (size_t i = 0; i < l->n; i++)
-		if ((uint32_t)l->cpus[i] == cpu)
-			return true;
-	return false;
+	return !l || !l->n || sonde_cpulist_contains(l, (int)cpu);
 }
 
 /* The filters that need no symbols: event, CPU, time, pid, tid, comm. */

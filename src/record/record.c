@@ -66,6 +66,18 @@ const char *sonde_record_event_name(const struct sonde_record *r, size_t i)
 	return event_at(r, i)->name;
 }
 
+/*
+ * Event @i's group leader (a {a,b} spec) when @i is a member, else -1.
+ * Members are opened on their leader's fd of the same slot, so the kernel
+ * puts them on and off the PMU together, as perf record does.
+ */
+static int group_leader(const struct sonde_record *r, size_t i)
+{
+	const struct sonde_event *ev = event_at(r, i);
+
+	return i < r->o.events->n && ev->leader != (int)i ? ev->leader : -1;
+}
+
 static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event_attr *a)
 {
 	const struct sonde_event *ev = event_at(r, i);
@@ -124,6 +136,12 @@ static void setup_attr(const struct sonde_record *r, size_t i, struct perf_event
 	a->enable_on_exec = o->target.workload > 0 && !o->system_wide && !o->delayed;
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)((o->pages * (uint64_t)sysconf(_SC_PAGESIZE)) / 4);
+	/* A group member runs whenever its leader does: the leader alone is
+	 * disabled until the start (perf's attrs, as perf evlist -v shows). */
+	if (group_leader(r, i) >= 0) {
+		a->disabled = 0;
+		a->enable_on_exec = 0;
+	}
 	if (ev == &dummy_event) {
 		a->enable_on_exec = o->target.workload > 0 && !o->system_wide;
 		a->freq = 0;
@@ -157,11 +175,11 @@ size_t sonde_record_id_hdr_size(const struct sonde_record *r)
 	return n * 8;
 }
 
-/* Opens event @i on slot (pid, cpu), redirecting into the CPU's ring owner. */
-static int open_one(struct sonde_record *r, size_t i, pid_t pid, int cpu)
+/* Opens event @i on slot (pid, cpu) in group @group_fd (-1: alone). */
+static int open_one(struct sonde_record *r, size_t i, pid_t pid, int cpu, int group_fd)
 {
 	struct perf_event_attr a = r->attrs[i];
-	int fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = sonde_perf_event_open(&a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 
 	/* Kernels before 6.0 don't know PERF_FORMAT_LOST: retry without (every
 	 * event: the attrs written to the file say what was opened). */
@@ -170,21 +188,21 @@ static int open_one(struct sonde_record *r, size_t i, pid_t pid, int cpu)
 		for (size_t k = 0; k < r->nevents; k++)
 			r->attrs[k].read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 		a.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = sonde_perf_event_open(&a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	}
 	/* Kernels before 5.12 don't know build_id: retry without. */
 	if (fd < 0 && errno == EINVAL && a.build_id) {
 		r->build_ids = false;
 		r->attrs[i].build_id = 0;
 		a.build_id = 0;
-		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = sonde_perf_event_open(&a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	}
 	/* perf's fallback: user space only when the kernel is off limits; the
 	 * event's attr changes for every slot (and for the file's header). */
 	if (fd < 0 && sonde_event_fallback_user(&a, -errno)) {
 		r->attrs[i].exclude_kernel = a.exclude_kernel;
 		r->attrs[i].exclude_hv = a.exclude_hv;
-		fd = sonde_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = sonde_perf_event_open(&a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	}
 	return fd < 0 ? -errno : fd;
 }
@@ -256,7 +274,12 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 		for (size_t t = 0; t < ntasks; t++) {
 			for (size_t c = 0; c < cpus->n; c++) {
 				size_t slot = t * cpus->n + c;
-				int cpu = cpus->cpus[c], fd = open_one(r, i, tasks[t], cpu), k;
+				int leader = group_leader(r, i), cpu = cpus->cpus[c], fd, k;
+				int group_fd = leader < 0 ? -1 : r->fds[(size_t)leader * r->nslots + slot];
+
+				if (leader >= 0 && group_fd < 0)
+					continue; /* the leader's task exited meanwhile */
+				fd = open_one(r, i, tasks[t], cpu, group_fd);
 
 				if (fd == -ESRCH && !o->system_wide && o->target.workload <= 0)
 					continue; /* an attached thread exited meanwhile */

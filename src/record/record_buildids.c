@@ -189,9 +189,9 @@ static int emit(struct pass *ps, struct sonde_pd_writer *w, const struct sonde_b
 			memcpy(found->vdso, m->bid, m->bid_len);
 			found->vdso_len = m->bid_len;
 		}
-		r = sonde_pd_writer_add_build_id(w, -1,
-						 kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-						 m->bid, m->bid_len, m->filename);
+		r = sonde_pd_writer_add_build_id(
+		    w, -1, kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER, m->bid,
+		    m->bid_len, m->filename);
 		if (r < 0)
 			return r;
 	}
@@ -224,8 +224,8 @@ static int local_lookup(void *ctx, enum sonde_bid_kind kind, const char *name, u
 	}
 	case SONDE_BID_FILE:
 		r = -ENOENT;
-		if (pid && snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name) <
-				   (int)sizeof(path))
+		if (pid &&
+		    snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name) < (int)sizeof(path))
 			r = sonde_build_id_of_file(path, id);
 		if (r < 0)
 			r = sonde_build_id_of_file(name, id);

@@ -20,7 +20,7 @@
 int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char *const *argv)
 {
 	struct sonde_pd_host h;
-	int r = sonde_pd_host_fill(&h);
+	int r = sonde_record_host_fill(&h, NULL);
 
 	if (r == 0)
 		r = sonde_pd_writer_set_host(w, &h);
@@ -96,6 +96,52 @@ static int kallsyms_blob(const char *procfs, const char *sysfs, char **blob, siz
 	return sonde_kallsyms_snapshot(procfs, blob, len);
 }
 
+/* perf's string in a feature section: u32 length, then the text NUL-padded to 64 bytes. */
+static size_t put_string(uint8_t *p, const char *s)
+{
+	uint32_t len = (uint32_t)((strlen(s) + 1 + 63) & ~(size_t)63);
+
+	memcpy(p, &len, 4);
+	memset(p + 4, 0, len);
+	memcpy(p + 4, s, strlen(s));
+	return 4 + len;
+}
+
+/*
+ * GROUP_DESC: the {a,b} groups of the capture (leader index, members), so
+ * perf report --group and perf evlist -g show them as perf's own captures.
+ * Written only when a group has more than one event, as perf does.
+ */
+static int group_desc(struct sonde_pd_writer *w, const struct sonde_record *r)
+{
+	const struct sonde_evlist *l = r->o.events;
+	static const char anon[] = "{anon_group}";
+	size_t per = 4 + 64 + 8, used = 4;
+	uint32_t ngroups = 0;
+	uint8_t *blob = malloc(4 + l->n * per);
+	int ret;
+
+	if (!blob)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		uint32_t members = 0, idx = (uint32_t)i;
+
+		for (size_t k = i; k < l->n && l->events[k].leader == (int)i; k++)
+			members++;
+		if (l->events[i].leader != (int)i || members < 2)
+			continue;
+		used += put_string(blob + used, anon);
+		memcpy(blob + used, &idx, 4);
+		memcpy(blob + used + 4, &members, 4);
+		used += 8;
+		ngroups++;
+	}
+	memcpy(blob, &ngroups, 4);
+	ret = ngroups ? sonde_pd_writer_set_feature(w, SONDE_PD_FEAT_GROUP_DESC, blob, used) : 0;
+	free(blob);
+	return ret;
+}
+
 int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_record *r,
 			      const char *tracefs, bool kallsyms)
 {
@@ -109,6 +155,9 @@ int sonde_record_end_features(struct sonde_pd_writer *w, const struct sonde_reco
 	if (ret < 0 && !first)
 		first = ret;
 	ret = sample_time(w, r);
+	if (ret < 0 && !first)
+		first = ret;
+	ret = group_desc(w, r);
 	if (ret < 0 && !first)
 		first = ret;
 	/* No /proc/modules (a kernel without modules) is not an error. */

@@ -40,7 +40,6 @@
 #include <sonde/vdso.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,92 +47,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define MAX_DIRS 32
-#define PATHBUF 4096
-
-size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
-		      size_t max)
-{
-	size_t n = 0, i;
-
-	for (i = 0; i < st->opts.nr_debug_dirs && n + 2 < max; i++)
-		if (st->opts.debug_dirs[i])
-			dirs[n++] = st->opts.debug_dirs[i];
-	if (st->opts.symfs &&
-	    (size_t)snprintf(buf, buflen, "%s/usr/lib/debug", st->opts.symfs) < buflen)
-		dirs[n++] = buf;
-	dirs[n++] = "/usr/lib/debug";
-	return n;
-}
-
-/* The build id of the last file try_id() refused for a mismatch. */
-struct refused {
-	uint8_t id[SONDE_BUILD_ID_MAX];
-	int len;
-};
-
-static int try_id_r(struct sonde_dso *d, const char *path, const uint8_t *want, size_t want_len,
-		    struct refused *rf)
-{
-	uint8_t id[SONDE_BUILD_ID_MAX];
-	char a[2 * SONDE_BUILD_ID_MAX + 1], b[2 * SONDE_BUILD_ID_MAX + 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
-
-	if (fd < 0) {
-		sonde_slog_add(&d->log, "%s: %s; ", path, strerror(errno));
-		return -1;
-	}
-	if (!want_len)
-		return fd;
-	n = sonde_build_id_of_file(path, id);
-	if (n <= 0) {
-		sonde_slog_add(&d->log, "%s: no build id, refused; ", path);
-		close(fd);
-		return -1;
-	}
-	if ((size_t)n != want_len || memcmp(id, want, want_len)) {
-		sonde_build_id_hex(id, (size_t)n, a);
-		sonde_build_id_hex(want, want_len, b);
-		sonde_slog_add(&d->log, "%s: build id %s differs from the capture's %s, refused; ", path,
-			 a, b);
-		sonde_debug("%s: build id %s differs from the capture's %s, refused", path, a, b);
-		if (rf) {
-			memcpy(rf->id, id, (size_t)n);
-			rf->len = n;
-		}
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int try_id(struct sonde_dso *d, const char *path, const uint8_t *want, size_t want_len)
-{
-	return try_id_r(d, path, want, want_len, NULL);
-}
-
-int sonde_debuginfo_try(struct sonde_dso *d, const char *path)
-{
-	return try_id(d, path, d->build_id, d->build_id_len);
-}
-
-/* "DIR/.build-id/ab/cdef...SUFFIX" */
-static int build_id_path(char *buf, size_t len, const char *dir, const uint8_t *id, size_t n,
-			 const char *suffix)
-{
-	char hex[2 * SONDE_BUILD_ID_MAX + 1];
-
-	sonde_build_id_hex(id, n, hex);
-	return sonde_path(buf, len, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2, suffix);
-}
 
 /* Tries @path as the object's file; true when it gave symbols.  A file
  * there with another build id is remembered for sonde_dso_warning(). */
 static bool try_user_file(struct sonde_dso *d, const char *path)
 {
 	struct rawsyms r = {0};
-	struct refused rf = {.len = 0};
-	int fd = try_id_r(d, path, d->build_id, d->build_id_len, &rf);
+	struct debuginfo_refused rf = {.len = 0};
+	int fd = sonde_debuginfo_try_id(d, path, d->build_id, d->build_id_len, &rf);
 
 	if (fd < 0 && rf.len > 0 && !d->stale_path) {
 		d->stale_path = sonde_strpool_intern(&d->st->pool, path);
@@ -202,12 +123,12 @@ bool sonde_debuginfo_try_buildid_cache(struct sonde_dso *d)
 {
 	static const char *const names[] = {"/elf", "/vdso", "", "/debug"};
 	const char *dir = d->st->opts.buildid_dir;
-	char path[PATHBUF];
+	char path[DEBUGINFO_PATHBUF];
 
 	if (!dir || !d->build_id_len)
 		return false;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (build_id_path(path, sizeof(path), dir, d->build_id, d->build_id_len,
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dir, d->build_id, d->build_id_len,
 				  names[i]) == 0 &&
 		    !is_dir(path) && try_user_file(d, path))
 			return true;
@@ -217,8 +138,8 @@ bool sonde_debuginfo_try_buildid_cache(struct sonde_dso *d)
 bool sonde_debuginfo_load_user(struct sonde_dso *d)
 {
 	const struct sonde_symtab *st = d->st;
-	char path[PATHBUF], sbuf[PATHBUF];
-	const char *dirs[MAX_DIRS], *im;
+	char path[DEBUGINFO_PATHBUF], sbuf[DEBUGINFO_PATHBUF];
+	const char *dirs[DEBUGINFO_MAX_DIRS], *im;
 	size_t nd, i;
 
 	log_build_id(d);
@@ -237,13 +158,13 @@ bool sonde_debuginfo_load_user(struct sonde_dso *d)
 		return false;
 	if (sonde_debuginfo_try_buildid_cache(d))
 		return true;
-	nd = sonde_debuginfo_dirs(st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
+	nd = sonde_debuginfo_dirs(st, dirs, sbuf, sizeof(sbuf), DEBUGINFO_MAX_DIRS);
 	for (i = 0; i < nd; i++) {
-		if (build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len,
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len,
 				  ".debug") == 0 &&
 		    try_user_file(d, path))
 			return true;
-		if (build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len, "") ==
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len, "") ==
 			0 &&
 		    try_user_file(d, path))
 			return true;
@@ -283,63 +204,6 @@ bool sonde_debuginfo_load_vdso(struct sonde_dso *d)
 	d->image_fd = fd;
 	d->symbol_file = sonde_strpool_intern(&d->st->pool, "[vdso] of this kernel");
 	return true;
-}
-
-int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-		   char **debuginfo_file_name)
-{
-	struct sonde_dso *d = *userdata;
-	char path[PATHBUF], sbuf[PATHBUF], dir[PATHBUF];
-	const char *dirs[MAX_DIRS];
-	const unsigned char *bits = NULL;
-	const uint8_t *id = NULL;
-	GElf_Addr vaddr;
-	size_t nd, i, idlen = 0;
-	int fd, n;
-
-	if (!d)
-		return -1;
-	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (n > 0 && n <= SONDE_BUILD_ID_MAX) {
-		id = bits;
-		idlen = (size_t)n;
-	} else if (d->build_id_len) {
-		id = d->build_id;
-		idlen = d->build_id_len;
-	}
-	nd = sonde_debuginfo_dirs(d->st, dirs, sbuf, sizeof(sbuf), MAX_DIRS);
-	for (i = 0; id && i < nd; i++) {
-		if (build_id_path(path, sizeof(path), dirs[i], id, idlen, ".debug") < 0)
-			continue;
-		if (d->symbol_file && !strcmp(path, d->symbol_file))
-			continue; /* the object itself, already read */
-		fd = try_id(d, path, id, idlen);
-		if (fd >= 0)
-			goto found;
-	}
-	if (!debuglink_file || !file_name || strchr(debuglink_file, '/'))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s", file_name);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = '\0';
-	else
-		snprintf(dir, sizeof(dir), ".");
-	if (sonde_path(path, sizeof(path), "%s/%s", dir, debuglink_file) == 0 &&
-	    strcmp(path, file_name) && (fd = try_id(d, path, id, idlen)) >= 0)
-		goto found;
-	if (sonde_path(path, sizeof(path), "%s/.debug/%s", dir, debuglink_file) == 0 &&
-	    (fd = try_id(d, path, id, idlen)) >= 0)
-		goto found;
-	for (i = 0; i < nd; i++)
-		if (sonde_path(path, sizeof(path), "%s%s%s/%s", dirs[i], dir[0] == '/' ? "" : "/",
-			       dir, debuglink_file) == 0 &&
-		    (fd = try_id(d, path, id, idlen)) >= 0)
-			goto found;
-	return -1;
-found:
-	*debuginfo_file_name = strdup(path);
-	return fd;
 }
 
 const char *sonde_dso_warning(const struct sonde_dso *d, char *buf, size_t len)

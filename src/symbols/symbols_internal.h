@@ -3,10 +3,14 @@
  * Internals of the symbol layer (src/symbols), shared by its files:
  *   strpool.c   string arena and interning (every name and file handed out)
  *   symtab.c    the container: options, dso registry, symbol ids, sorted tables
- *   dso.c       one object: opening through libdwfl, lookups and their caches
- *   debuginfo.c where files and debug files are searched, the search log
+ *   dso.c       one object: loading on first use, lookups and their caches
+ *   debuginfo.c user objects and the vDSO: where their files are searched
  *   kernel.c    [kernel.kallsyms]: vmlinux (KASLR) or kallsyms text
  *   kmodule.c   kernel modules: .ko placed at the saved section addresses
+ *   dso_elf.c   reporting a file to libdwfl, its segments and symbols
+ *   debuginfo_find.c  build-id checks, debug directories, the search log
+ *               (dso.c calls the loaders, the loaders call the last two,
+ *               never back up)
  *   buildids.c  the capture's build-id table (path -> build id)
  */
 #ifndef SONDE_SYMBOLS_INTERNAL_H
@@ -222,6 +226,9 @@ struct sonde_dso {
 
 /* Loads symbols on first use.  Return: true when the object has symbols. */
 bool sonde_dso_load(struct sonde_dso *d);
+
+/* ---- dso_elf.c: below the loaders, which call it ---- */
+
 /* Reads PT_LOAD headers of @elf into d->segs. */
 void sonde_dso_read_segments(struct sonde_dso *d, Elf *elf);
 /* Reports @path (@fd consumed either way) to a new Dwfl of @d as an
@@ -233,7 +240,10 @@ void sonde_dso_unreport(struct sonde_dso *d);
  * _text/_stext when non-NULL. */
 int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext);
 
-/* ---- debuginfo.c ---- */
+/* ---- debuginfo_find.c: below every loader ---- */
+
+#define DEBUGINFO_MAX_DIRS 32
+#define DEBUGINFO_PATHBUF 4096
 
 /* The libdwfl find_debuginfo callback shared by every object. */
 int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -244,9 +254,26 @@ int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
  * Logs why not otherwise.  Return: an fd, or -1.
  */
 int sonde_debuginfo_try(struct sonde_dso *d, const char *path);
+
+/* The build id of the last file sonde_debuginfo_try_id() refused for a mismatch. */
+struct debuginfo_refused {
+	uint8_t id[SONDE_BUILD_ID_MAX];
+	int len;
+};
+
+/* sonde_debuginfo_try() against @want (none when @want_len is 0); @rf, when
+ * not NULL, receives the build id of a file refused for a mismatch. */
+int sonde_debuginfo_try_id(struct sonde_dso *d, const char *path, const uint8_t *want,
+			   size_t want_len, struct debuginfo_refused *rf);
+/* "DIR/.build-id/ab/cdef...SUFFIX".  Return: 0 or -ENAMETOOLONG. */
+int sonde_debuginfo_build_id_path(char *buf, size_t len, const char *dir, const uint8_t *id,
+				  size_t n, const char *suffix);
 /* Debug directories in search order: opts->debug_dirs, SYMFS/usr/lib/debug, /usr/lib/debug. */
 size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
 		      size_t max);
+
+/* ---- debuginfo.c: user objects and the vDSO ---- */
+
 /* Loads @d from perf's build-id cache (opts.buildid_dir). Return: true on success. */
 bool sonde_debuginfo_try_buildid_cache(struct sonde_dso *d);
 /* Loads [vdso]: perf's build-id cache, else this machine's vDSO (same build id). */

@@ -279,7 +279,7 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	r = sonde_path(path, sizeof(path), "%s/set_event", tracefs);
 	if (r == 0)
 		r = sonde_read_all(path, &events, NULL);
-	if (r < 0)
+	if (r) /* never positive, but the analyzer can't know */
 		return sonde_errmsg_set(err, r, "%s/set_event: %s", tracefs, sonde_strerror(r));
 	busy = strspn(events, " \n") != strlen(events);
 	free(events);

@@ -22,6 +22,7 @@ CAPTURES = {
     "tracepoints": ["-e", "sched:sched_switch,sched:sched_process_exec", "-e", "page-faults",
                     "-c", "1", "-a"],
     "group": ["-e", "{cpu-clock,task-clock}"],
+    "compressed": ["-z"],
 }
 
 
@@ -49,10 +50,23 @@ def test_evlist_is_perfs(captures, who, name, opt):
         assert "sched:sched_switch" in ours
         if opt == ["--trace-fields"]:
             assert "sched:sched_switch: trace_fields: prev_comm,prev_pid," in ours
-    if name == "group" and opt == ["-g"] and who == "perf":
+    if name == "group" and opt == ["-g"]:
         assert ours.splitlines()[0] == "{cpu-clock,task-clock}"
     if opt == ["-v"]:
         assert re.search(r"sample_type: IP\|TID\|TIME", ours), ours
+
+
+def test_group_members_follow_their_leader(captures):
+    """sonde record opens {a,b} as perf does: the member in its leader's
+    group, enabled with it (no disabled or enable_on_exec of its own), and
+    the file says so (GROUP_DESC), for perf report --group."""
+    lines = run(["perf", "evlist", "-v", "-i", str(captures["sonde", "group"])]).stdout
+    leader, member = lines.splitlines()
+    assert "disabled: 1" in leader and "enable_on_exec: 1" in leader
+    assert "disabled" not in member and "enable_on_exec" not in member
+    rep = run(["perf", "report", "--group", "--stdio", "-i",
+               str(captures["sonde", "group"])]).stdout
+    assert "of events 'anon group { cpu-clock, task-clock }'" in rep
 
 
 def test_evlist_group_refuses_other_details(captures):
@@ -72,6 +86,9 @@ def test_buildid_list_is_perfs(captures, who, name, opt):
         # samples were seen through a second dso object (another device or
         # inode for the name, in a system-wide capture) and in the order of
         # its dso list; sonde lists each (id, path) once, in the table's order.
+        # perf names anonymous executable memory (JIT code) /tmp/perf-PID.map
+        # per process; sonde keeps the kernel's name, //anon.
+        theirs = re.sub(r"/tmp/perf-\d+\.map", "//anon", theirs)
         assert sorted(set(ours.splitlines())) == sorted(set(theirs.splitlines()))
         assert len(ours.splitlines()) == len(set(ours.splitlines()))
     else:
@@ -100,3 +117,43 @@ def test_unknown_command_suggests():
     p = sonde("evlits", check=False)
     assert p.returncode == 2
     assert "'evlits' is not a sonde command; did you mean 'evlist'?" in p.stderr
+
+
+@pytest.mark.parametrize("who", ["perf", "sonde"])
+@pytest.mark.parametrize("name", list(CAPTURES))
+def test_header_only_is_perfs(captures, who, name):
+    path = str(captures[who, name])
+    ours = sonde("report", "--header-only", "-i", path).stdout
+    assert ours == run(["perf", "report", "--header-only", "-i", path]).stdout
+    assert ours.startswith("# ========\n# captured on    : ")
+    assert "# event : name = " in ours and "# missing features: " in ours
+    if name == "group":
+        assert "# group: {cpu-clock,task-clock}\n" in ours
+    if name == "compressed":
+        assert "# compressed : Zstd, level = 1, ratio = " in ours
+
+
+def test_header_of_a_clock_data_capture(tmp_path):
+    """perf record -k: CLOCKID and CLOCK_DATA (the reference time) as perf prints them."""
+    path = tmp_path / "k.data"
+    record("perf", path, "-k", "mono")
+    ours = sonde("report", "--header-only", "-i", str(path)).stdout
+    assert ours == run(["perf", "report", "--header-only", "-i", str(path)]).stdout
+    assert "# clockid: monotonic (1)\n" in ours and "# reference time: " in ours
+
+
+def test_header_then_report(captures):
+    path = str(captures["sonde", "freq"])
+    out = sonde("report", "--header", "--no-children", "-i", path).stdout
+    head = sonde("report", "--header-only", "-i", path).stdout
+    assert out.startswith(head)
+    assert "# Samples: " in out[len(head):]
+
+
+def test_header_of_a_pipe_capture_is_refused(tmp_path):
+    path = tmp_path / "pipe.data"
+    with open(path, "wb") as f:
+        run(["perf", "record", "-q", "-o", "-", "--", "true"], stdout=f,
+            capture_output=False, stderr=None)
+    p = sonde("report", "--header-only", "-i", str(path), check=False)
+    assert p.returncode == 1 and "pipe-format capture" in p.stderr

@@ -311,3 +311,55 @@ def test_ns_and_fixed_period_as_perf(tmp_path, who):
         theirs = [l for l in perf_script(data, *extra).splitlines() if "@plt" not in l]
         assert len(ours) > 10 and ours == theirs
     assert re.search(r"\s\d+\.\d{9}:\s+1 page-faults:", script(data, "--ns"))
+
+
+@pytest.fixture(scope="module")
+def sideband(tmp_path_factory):
+    """Captures with every side-band kind: a program that forks and execs
+    (COMM, FORK, EXIT, MMAP2), context switches of one task (SWITCH) and
+    system wide (SWITCH_CPU_WIDE), with and without call chains, from perf
+    and from sonde."""
+    d = tmp_path_factory.mktemp("sideband")
+    files = {}
+    for who in ("perf", "sonde"):
+        for name, args in {"task": ["--switch-events", "-g"],
+                           "syswide": ["--switch-events", "-a"],
+                           "faults": ["-e", "page-faults", "-c", "1"]}.items():
+            p = d / f"{who}-{name}.data"
+            argv = [*args, "-o", str(p), "--", workload("spawner")]
+            if who == "sonde":
+                sonde("record", "-q", *argv)
+            else:
+                run(["perf", "record", "-q", "--no-buildid-cache", *argv])
+            files[who, name] = p
+    return files
+
+
+@pytest.mark.parametrize("who", ["perf", "sonde"])
+@pytest.mark.parametrize("name", ["task", "syswide", "faults"])
+@pytest.mark.parametrize("opts", [
+    ["--show-task-events", "--show-mmap-events", "--show-switch-events",
+     "--show-lost-events"],
+    ["--show-task-events", "--reltime"],
+    ["--show-switch-events", "--deltatime", "--ns"],
+])
+def test_sideband_records_as_perf(sideband, who, name, opts):
+    """--show-*-events prints the records perf script prints, in the same
+    places and words (every PERF_RECORD line identical and in order), and
+    --reltime/--deltatime shift every line's time as perf does (the times
+    of the sample lines identical too)."""
+    path = sideband[who, name]
+    ours, theirs = script(path, *opts).splitlines(), perf_script(path, *opts).splitlines()
+    assert len(ours) == len(theirs)
+    rec = [l for l in ours if "PERF_RECORD_" in l]
+    assert rec == [l for l in theirs if "PERF_RECORD_" in l]
+    kinds = {re.search(r"PERF_RECORD_(\w+)", l).group(1) for l in rec}
+    if "--show-task-events" in opts:
+        assert {"COMM", "FORK", "EXIT"} <= kinds
+    if "--show-mmap-events" in opts:
+        assert "MMAP2" in kinds
+    if "--show-switch-events" in opts and name != "faults":
+        assert ("SWITCH_CPU_WIDE" if name == "syswide" else "SWITCH") in kinds
+    times = re.compile(r"\s(\d+\.\d+):\s")
+    assert [times.search(l).group(1) for l in ours if times.search(l)] == \
+        [times.search(l).group(1) for l in theirs if times.search(l)]

@@ -61,7 +61,7 @@ static const char *default_tracefs(void)
 
 int main(int argc, char **argv)
 {
-	struct sonde_roots roots = {"/sys", default_tracefs()};
+	struct sonde_roots roots = {.sysfs = "/sys", .tracefs = default_tracefs()};
 	struct sonde_evlist l;
 	int i = 1, status = 0;
 

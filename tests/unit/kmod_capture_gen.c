@@ -112,7 +112,7 @@ struct gen {
 	uint64_t dwfl_text; /* .text in libdwfl's offline layout */
 };
 
-static void die(const char *what, const char *detail)
+static __attribute__((noreturn)) void die(const char *what, const char *detail)
 {
 	fprintf(stderr, "kmod_capture_gen: %s%s%s\n", what, detail ? ": " : "",
 		detail ? detail : "");
@@ -723,7 +723,7 @@ int main(int argc, char **argv)
 	/* The samples, every address its count of times, in a fixed shuffled order. */
 	for (size_t i = 0; i < g.npicks; i++)
 		total += g.picks[i].count;
-	order = calloc(total, sizeof(*order));
+	order = calloc(total ? total : 1, sizeof(*order));
 	n = 0;
 	for (size_t i = 0; i < g.npicks; i++)
 		for (unsigned c = 0; c < g.picks[i].count; c++)

@@ -52,13 +52,13 @@ int main(int argc, char **argv)
 	uint64_t samples = 0, parse_errors = 0, callchain_samples = 0, raw_samples = 0;
 	char comms[4096] = "";
 	size_t clen = 0;
-	int err, ret;
+	int ret;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: perf_data_dump FILE\n");
 		return 2;
 	}
-	if ((err = sonde_pd_reader_open(&r, argv[1], &em))) {
+	if (sonde_pd_reader_open(&r, argv[1], &em)) {
 		printf("{\"error\": ");
 		jstr(em.text);
 		printf("}\n");

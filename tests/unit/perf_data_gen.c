@@ -12,6 +12,7 @@
  * syncs after the records and dies without closing (a killed recorder).
  */
 #include <sonde/perf_data.h>
+#include <sonde/record.h>
 
 #include "pd_gen.h"
 
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
 	pdg_attr_init(&a);
 	sonde_pd_writer_add_attr(w, &a, "cpu-clock", &id, 1);
 	if (!tiny) {
-		sonde_pd_host_fill(&h);
+		sonde_record_host_fill(&h, NULL);
 		sonde_pd_writer_set_host(w, &h);
 		sonde_pd_writer_set_cmdline(w, argc, (const char *const *)argv);
 		sonde_pd_writer_add_build_id(w, (int32_t)pid, PERF_RECORD_MISC_USER, bid, 20,

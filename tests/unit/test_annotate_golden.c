@@ -2,8 +2,8 @@
 /*
  * Golden outputs of sonde annotate's views (src/output/annotate_stdio.c,
  * annotate_json.c) over a capture written with pd_gen.h whose samples
- * fall in tests/fixtures/annotate/annofix.s, linked static at 0x401000
- * without DWARF, so its bytes and addresses are known from the source:
+ * fall in tests/fixtures/annotate/annofix.s, linked static at 0x401000,
+ * so its bytes and addresses are known from the source:
  *
  *   _start 0x401000: call hot; call cold; mov $60,%eax; xor; syscall
  *   hot    0x401020: mov $1000,%ecx; xor %eax,%eax; 0x401027 add %ecx,%eax;
@@ -16,7 +16,10 @@
  * jne 1 (hot: 8000, so 25%, 62.5%, 12.5%), cold's nop 2 (100%);
  * page-faults: imul 1 (period 1: 100% of hot's), _start's first call 1
  * (period 3).  So the hottest by cpu-clock: hot, cold, then _start (page
- * faults only).  The fixture's path is shown as @ANNOFIX@.
+ * faults only).  Assembled with -g, its lines are annofix.s's: the mixed
+ * view interleaves them (hot's add is line 21, imul 22, cold's nop 32).
+ * Paths of the checkout are shown as @ANNOFIX@ (the executable),
+ * @ANNOFIX_SRC@ (the source) and @BUILD@ (the DWARF's comp_dir).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,17 +117,17 @@ static int write_capture(void)
 	return err ? -1 : 0;
 }
 
-/* @text with every occurrence of the fixture's path replaced by @ANNOFIX@ (freed). */
-static char *subst_fixture(char *text)
+/* @text with every occurrence of @from replaced by @to (frees @text). */
+static char *subst(char *text, const char *from, const char *to)
 {
 	char *out = NULL, *s = text, *hit;
-	size_t len = 0, n = strlen(fixture);
+	size_t len = 0, n = strlen(from);
 	FILE *m = open_memstream(&out, &len);
 
 	assert_non_null(m);
-	while ((hit = strstr(s, fixture))) {
+	while ((hit = strstr(s, from))) {
 		fwrite(s, 1, (size_t)(hit - s), m);
-		fputs("@ANNOFIX@", m);
+		fputs(to, m);
 		s = hit + n;
 	}
 	fputs(s, m);
@@ -179,7 +182,10 @@ static void annotate_case(const char *name, bool json, enum sonde_annotate_view 
 		for (size_t i = 0; i < n; i++)
 			assert_int_equal(sonde_annotate_print_stdio(f, as[i], &po), 0);
 	fclose(f);
-	out = subst_fixture(out);
+	/* the paths of this checkout: source first (it may lie inside the build dir) */
+	out = subst(out, getenv("ANNOFIX_SRC"), "@ANNOFIX_SRC@");
+	out = subst(out, fixture, "@ANNOFIX@");
+	out = subst(out, getenv("ANNOFIX_COMP_DIR"), "@BUILD@");
 	golden(name, out);
 	free(out);
 	for (size_t i = 0; i < n; i++)
@@ -206,7 +212,9 @@ static int setup(void **state)
 {
 	(void)state;
 	fixture = getenv("ANNOFIX");
-	return fixture ? pdg_capture_file(path, write_capture) : -1;
+	if (!fixture || !getenv("ANNOFIX_SRC") || !getenv("ANNOFIX_COMP_DIR"))
+		return -1;
+	return pdg_capture_file(path, write_capture);
 }
 
 static int teardown(void **state)

@@ -110,8 +110,12 @@ static void kmmap_rec(struct sonde_machine *m, uint64_t start, uint64_t len, con
 	struct sonde_pd_record rec = {.type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_KERNEL};
 	struct sonde_pd_event ev = {.type = PERF_RECORD_MMAP};
 
-	ev.mmap = (struct sonde_pd_mmap){
-	    .pid = UINT32_MAX, .tid = 0, .start = start, .len = len, .pgoff = start, .filename = path};
+	ev.mmap = (struct sonde_pd_mmap){.pid = UINT32_MAX,
+					 .tid = 0,
+					 .start = start,
+					 .len = len,
+					 .pgoff = start,
+					 .filename = path};
 	assert_int_equal(sonde_machine_process(m, &rec, &ev), 0);
 }
 
@@ -150,8 +154,10 @@ static void expect(struct sonde_machine *m, uint32_t pid, uint64_t ip, const cha
 				 o->path);
 		return;
 	}
-	if (!map)
+	if (!map || !o) {
 		fail_msg("pid %u ip %#llx: no map, want %s", pid, (unsigned long long)ip, path);
+		return;
+	}
 	if (strcmp(o->path, path) || got != off || o->kind != SONDE_OBJECT_USER)
 		fail_msg("pid %u ip %#llx: %s+%#llx, want %s+%#llx", pid, (unsigned long long)ip,
 			 o->path, (unsigned long long)got, path, (unsigned long long)off);
@@ -295,6 +301,8 @@ static void test_many_processes(void **state)
 		snprintf(comm, sizeof(comm), "p%u", pid);
 		comm_rec(m, pid, pid, comm, true);
 		mmap_rec(m, pid, 0x400000 + pid * 0x1000ull, 0x1000, 0, pid, path);
+		/* the first process, looked up between growths of the table */
+		expect(m, 1000, 0x400000 + 1000 * 0x1000ull + 8, "/bin/p1000", 8);
 	}
 	for (uint32_t pid = 1000; pid < 1700; pid++) {
 		snprintf(path, sizeof(path), "/bin/p%u", pid);

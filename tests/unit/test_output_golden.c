@@ -44,6 +44,7 @@
 #include <sonde/session.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,11 @@ static const char kallsyms[] = "ffffffff81000000 T _text\n"
 			       "ffffffff81000400 T entry\n"
 			       "ffffffff81000500 T _etext\n";
 
-static char path[] = "/tmp/sonde-golden-XXXXXX";
+static char file_path[] = "/tmp/sonde-golden-XXXXXX";
+static char zstd_path[] = "/tmp/sonde-golden-zstd-XXXXXX";
+static char pipe_path[] = "/tmp/sonde-golden-pipe-XXXXXX";
+static const char *path = file_path; /* the capture the views read */
+static enum pdg_mode write_mode;
 
 /* ---- the capture ------------------------------------------------------- */
 
@@ -113,7 +118,7 @@ static void user_sample(struct sonde_pd_writer *w, uint64_t id, uint32_t pid, ui
 
 static int write_capture(void)
 {
-	struct sonde_pd_writer *w = pdg_writer_open(path, PDG_FILE);
+	struct sonde_pd_writer *w = pdg_writer_open(path, write_mode);
 	struct perf_event_attr a;
 	uint64_t id = PF_ID;
 	struct pdg_buf b;
@@ -161,6 +166,20 @@ static int write_capture(void)
 	return sonde_pd_writer_close(w, NULL);
 }
 
+/*
+ * Symbol options of every pass: a pipe carries none of sonde's own
+ * features (see ARCHITECTURE.md, pipe mode), so the kernel symbols that a
+ * file has in its kallsyms snapshot are given to the pipe's pass directly.
+ */
+static void sym_opts(struct sonde_symtab_opts *so)
+{
+	so->no_proc_kallsyms = true;
+	if (path == pipe_path) {
+		so->kallsyms = kallsyms;
+		so->kallsyms_len = sizeof(kallsyms) - 1;
+	}
+}
+
 /* ---- report views ------------------------------------------------------- */
 
 struct built {
@@ -178,7 +197,7 @@ static void build(struct built *b, const char *keys, bool children, int graph, b
 	int n;
 
 	memset(b, 0, sizeof(*b));
-	b->o.ses.sym.no_proc_kallsyms = true;
+	sym_opts(&b->o.ses.sym);
 	n = sonde_sort_keys_parse(keys, b->o.keys, SONDE_SORT_MAX);
 	assert_true(n > 0);
 	b->o.nkeys = (size_t)n;
@@ -240,6 +259,13 @@ static void test_stdio_keys(void **state)
 	report_case("report_sym_group.txt", sonde_report_print_stdio, "sym", false, 0, true);
 }
 
+/* srcline without DWARF: perf's "sym+offset" (kernel), "object[offset]" (unresolved). */
+static void test_stdio_srcline(void **state)
+{
+	(void)state;
+	report_case("report_srcline.txt", sonde_report_print_stdio, "srcline", false, 0, false);
+}
+
 static void test_stdio_callee(void **state)
 {
 	(void)state;
@@ -289,6 +315,99 @@ static void test_html_data(void **state)
 	unbuild(&b);
 }
 
+/* ---- the profile's numbers per sort key --------------------------------- */
+
+/*
+ * The profile's rows in cpu-clock order as "key self(cpu) self(pf)
+ * [total(cpu) total(pf)]; ...", each count samples/period, read through
+ * the profile API (not a view), and the per-event totals.
+ */
+static void profile_case(const char *keys, bool children, const char *want)
+{
+	struct built b;
+	const struct sonde_profile *p;
+	size_t idx[32], n;
+	char *got = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&got, &len);
+
+	assert_non_null(f);
+	build(&b, keys, children, 0, false);
+	p = b.rep->profile;
+	assert_int_equal(sonde_profile_total(p, 0).samples, 5);
+	assert_int_equal(sonde_profile_total(p, 0).period, 10000);
+	assert_int_equal(sonde_profile_total(p, 1).samples, 2);
+	assert_int_equal(sonde_profile_total(p, 1).period, 4);
+	n = sonde_profile_nr_entries(p);
+	assert_true(n <= 32);
+	sonde_profile_sort(p, 0, children, idx);
+	for (size_t r = 0; r < n; r++) {
+		const struct sonde_entry_key *k = sonde_profile_entry_key(p, idx[r]);
+		char sym[64];
+
+		for (size_t i = 0; i < b.o.nkeys; i++) {
+			const char *sp = i ? "," : "";
+
+			switch (b.o.keys[i]) {
+			case SONDE_SORT_COMM:
+				fprintf(f, "%s%s", sp,
+					sonde_machine_str(b.rep->ses->machine, k->comm));
+				break;
+			case SONDE_SORT_PID:
+				fprintf(f, "%s%u", sp, k->pid);
+				break;
+			case SONDE_SORT_DSO:
+				fprintf(f, "%s%s", sp, sonde_report_dso_name(k->dso));
+				break;
+			default:
+				fprintf(f, "%s%s", sp,
+					sonde_report_sym_name(k, NULL, sym, sizeof(sym)));
+				break;
+			}
+		}
+		for (size_t e = 0; e < 2; e++) {
+			struct sonde_counts c = sonde_profile_entry_self(p, idx[r], e);
+
+			fprintf(f, " %" PRIu64 "/%" PRIu64, c.samples, c.period);
+		}
+		for (size_t e = 0; children && e < 2; e++) {
+			struct sonde_counts c = sonde_profile_entry_total(p, idx[r], e);
+
+			fprintf(f, " %" PRIu64 "/%" PRIu64, c.samples, c.period);
+		}
+		fputs("; ", f);
+	}
+	fclose(f);
+	assert_string_equal(got, want);
+	free(got);
+	unbuild(&b);
+}
+
+/* Every number follows from the table in the file's comment. */
+static void test_profile_keys(void **state)
+{
+	(void)state;
+	profile_case("comm", false, "other 1/5000 1/3; work 3/4000 1/1; worker 1/1000 0/0; ");
+	profile_case("pid", false, "200 1/5000 1/3; 100 3/4000 1/1; 101 1/1000 0/0; ");
+	profile_case("dso", false,
+		     "lib.so 1/5000 1/3; [kernel.kallsyms] 3/3000 0/0; libw.so 1/2000 1/1; ");
+	/* f and libw's 0x100 tie at 2000: resolved symbols first, as perf's sort */
+	profile_case("sym", false,
+		     "0x0000000000000040 1/5000 1/3; f 2/2000 0/0; 0x0000000000000100 1/2000 1/1; "
+		     "g 1/1000 0/0; ");
+	/* a tie at 2000 inside work: object names ascending, '[' before 'l' */
+	profile_case("comm,dso", false,
+		     "other,lib.so 1/5000 1/3; work,[kernel.kallsyms] 2/2000 0/0; "
+		     "work,libw.so 1/2000 1/1; worker,[kernel.kallsyms] 1/1000 0/0; ");
+	/* inclusive: every frame of a chain once per sample */
+	profile_case("dso", true,
+		     "lib.so 1/5000 1/3 1/5000 1/3; libw.so 1/2000 1/1 4/5000 1/1; "
+		     "[kernel.kallsyms] 3/3000 0/0 3/3000 0/0; ");
+	profile_case("comm", true,
+		     "other 1/5000 1/3 1/5000 1/3; work 3/4000 1/1 3/4000 1/1; "
+		     "worker 1/1000 0/0 1/1000 0/0; ");
+}
+
 /* ---- script ------------------------------------------------------------- */
 
 struct script_run {
@@ -328,7 +447,7 @@ static void script_case(const char *name, bool json)
 	}
 	sr.pr.out = open_memstream(&buf, &len);
 	assert_non_null(sr.pr.out);
-	so.sym.no_proc_kallsyms = true;
+	sym_opts(&so.sym);
 	so.callchains = true;
 	if (sonde_session_run(&ses, r, &so, &slot, 1, &em))
 		fail_msg("%s", em.text);
@@ -346,25 +465,59 @@ static void test_script(void **state)
 	script_case("script.jsonl", true);
 }
 
+/*
+ * The same capture compressed (-z) and as a pipe: the reader hands the
+ * same records, so every view prints the same bytes.
+ */
+static void test_zstd_and_pipe(void **state)
+{
+	(void)state;
+	path = pipe_path;
+	test_stdio_children_caller(state);
+	test_json(state);
+	script_case("script.txt", false);
+	if (sonde_pd_writer_can_compress()) {
+		path = zstd_path;
+		test_stdio_children_caller(state);
+		test_json(state);
+		script_case("script.txt", false);
+	}
+	path = file_path;
+}
+
 static int setup(void **state)
 {
 	(void)state;
-	return pdg_capture_file(path, write_capture);
+	write_mode = PDG_ZSTD;
+	path = zstd_path;
+	if (sonde_pd_writer_can_compress() && pdg_capture_file(zstd_path, write_capture))
+		return -1;
+	write_mode = PDG_PIPE;
+	path = pipe_path;
+	if (pdg_capture_file(pipe_path, write_capture))
+		return -1;
+	write_mode = PDG_FILE;
+	path = file_path;
+	return pdg_capture_file(file_path, write_capture);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return unlink(path);
+	if (sonde_pd_writer_can_compress())
+		unlink(zstd_path);
+	unlink(pipe_path);
+	return unlink(file_path);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stdio_default), cmocka_unit_test(test_stdio_keys),
-	    cmocka_unit_test(test_stdio_callee),  cmocka_unit_test(test_stdio_children_caller),
-	    cmocka_unit_test(test_json),	  cmocka_unit_test(test_html_data),
-	    cmocka_unit_test(test_script),
+	    cmocka_unit_test(test_profile_keys), cmocka_unit_test(test_stdio_default),
+	    cmocka_unit_test(test_stdio_keys),	 cmocka_unit_test(test_stdio_srcline),
+	    cmocka_unit_test(test_stdio_callee), cmocka_unit_test(test_stdio_children_caller),
+	    cmocka_unit_test(test_json),	 cmocka_unit_test(test_html_data),
+	    cmocka_unit_test(test_script),	 cmocka_unit_test(test_zstd_and_pipe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

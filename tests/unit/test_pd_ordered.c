@@ -27,6 +27,7 @@
 
 struct log {
 	uint64_t v[16384];
+	uint32_t cpu[16384]; /* of samples */
 	size_t n;
 	bool bad_ip;
 };
@@ -40,6 +41,7 @@ static int on_record(void *ctx, const struct sonde_pd_record *rec, const struct 
 	if (rec->type == SONDE_PD_RECORD_FINISHED_INIT) {
 		l->v[l->n++] = MARK;
 	} else if (rec->type == PERF_RECORD_SAMPLE) {
+		l->cpu[l->n] = ev->sample.cpu;
 		l->v[l->n++] = ev->sample.time;
 		l->bad_ip |= ev->sample.ip != IP_OF(ev->sample.time);
 	} else if (rec->type == PERF_RECORD_COMM) {
@@ -184,6 +186,42 @@ static void test_no_rounds(void **state)
 }
 
 /*
+ * Equal times keep the file's order, within a round and across rounds:
+ *   round 1: 10/cpu0 20/cpu0 | round 2: 10/cpu1 20/cpu1 20/cpu2 | 20/cpu3
+ * Round 2's end delivers up to 20: 10/0 10/1 20/0 20/1 20/2; the end of
+ * the file 20/3 (no later than what was delivered: not out of order).
+ */
+static void test_equal_times(void **state)
+{
+	static const uint64_t want[] = {MARK, 10, 10, 20, 20, 20, MARK, 20};
+	static const uint32_t want_cpu[] = {0, 0, 1, 0, 1, 2, 0, 3};
+	struct sonde_pd_walk_stats st;
+	struct sonde_pd_writer *w = pdg_writer_open(path_of("equal.data"), PDG_FILE);
+	static struct log l;
+
+	(void)state;
+	assert_non_null(w);
+	sample(w, 10, 0);
+	sample(w, 20, 0);
+	round_mark(w);
+	sample(w, 10, 1);
+	sample(w, 20, 1);
+	sample(w, 20, 2);
+	round_mark(w);
+	sample(w, 20, 3);
+	close_writer(w);
+
+	walk("equal.data", &l, &st);
+	assert_int_equal(l.n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i] != want[i] || (want[i] != MARK && l.cpu[i] != want_cpu[i]))
+			fail_msg("item %zu is %llu/cpu%u, want %llu/cpu%u", i,
+				 (unsigned long long)l.v[i], l.cpu[i], (unsigned long long)want[i],
+				 want_cpu[i]);
+	assert_int_equal(st.out_of_order, 0);
+}
+
+/*
  * Many rounds of many records (more than the arena's first 64 KiB), the
  * second CPU's half of each round a round late, so every flush leaves
  * records behind and the arena is compacted with records left in it.
@@ -262,7 +300,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	static const char *const names[] = {"rounds.data", "norounds.data", "many.data"};
+	static const char *const names[] = {"rounds.data", "norounds.data", "many.data",
+					    "equal.data"};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -276,7 +315,7 @@ int main(void)
 	    cmocka_unit_test(test_rounds_file), cmocka_unit_test(test_rounds_zstd),
 	    cmocka_unit_test(test_rounds_pipe), cmocka_unit_test(test_no_rounds),
 	    cmocka_unit_test(test_many_file),	cmocka_unit_test(test_many_zstd),
-	    cmocka_unit_test(test_many_pipe),
+	    cmocka_unit_test(test_many_pipe),	cmocka_unit_test(test_equal_times),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

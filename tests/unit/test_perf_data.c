@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <sonde/perf_data.h>
+#include <sonde/record.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
+
+#include "fake_tree.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -1039,13 +1042,58 @@ static void test_host_fill(void **state)
 	struct sonde_pd_host h;
 
 	(void)state;
-	assert_int_equal(sonde_pd_host_fill(&h), 0);
+	assert_int_equal(sonde_record_host_fill(&h, NULL), 0);
 	assert_true(h.hostname[0]);
 	assert_true(h.osrelease[0]);
 	assert_true(h.arch[0]);
 	assert_true(h.nr_cpus_online > 0);
 	assert_true(h.nr_cpus_avail >= h.nr_cpus_online);
 	assert_true(h.total_mem_kb > 0);
+}
+
+/* The host facts read under the roots given (src/record/host_facts.c). */
+static void test_host_fill_roots(void **state)
+{
+	struct sonde_pd_host h;
+	char *root = fake_tree_new(), proc[4096], sys[4096];
+	struct sonde_roots roots = {.sysfs = sys, .tracefs = NULL, .procfs = proc};
+
+	(void)state;
+	assert_non_null(root);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	/* x86: cpuid from the first block only, description from "model name" */
+	assert_int_equal(fake_tree_write(root, "proc/cpuinfo",
+					 "processor\t: 0\nvendor_id\t: FakeVendor\n"
+					 "cpu family\t: 6\nmodel\t\t: 85\n"
+					 "model name\t: Fake CPU @ 1.00GHz  \nstepping\t: 7\n\n"
+					 "processor\t: 1\nvendor_id\t: Other\nmodel name\t: Other\n"),
+			 0);
+	assert_int_equal(fake_tree_write(root, "proc/meminfo",
+					 "MemTotal:       12345678 kB\nMemFree:  1 kB\n"),
+			 0);
+	assert_int_equal(sonde_record_host_fill(&h, &roots), 0);
+	assert_string_equal(h.cpudesc, "Fake CPU @ 1.00GHz");
+	assert_string_equal(h.cpuid, "FakeVendor,6,85,7");
+	assert_int_equal(h.total_mem_kb, 12345678);
+	/* arm64: no x86 cpuid, so the MIDR of cpu0 */
+	assert_int_equal(fake_tree_write(root, "proc/cpuinfo",
+					 "processor\t: 0\nBogoMIPS\t: 50.00\n"
+					 "CPU implementer\t: 0x41\n\n"),
+			 0);
+	assert_int_equal(fake_tree_write(root,
+					 "sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
+					 "0x00000000410fd0c0\n"),
+			 0);
+	assert_int_equal(sonde_record_host_fill(&h, &roots), 0);
+	assert_string_equal(h.cpuid, "0x00000000410fd0c0");
+	assert_string_equal(h.cpudesc, "");
+	/* nothing under the roots: uname's facts only */
+	fake_tree_remove(root);
+	assert_int_equal(sonde_record_host_fill(&h, &roots), 0);
+	assert_true(h.osrelease[0]);
+	assert_string_equal(h.cpuid, "");
+	assert_int_equal(h.total_mem_kb, 0);
 }
 
 /* ---- damaged files ---------------------------------------------------- */
@@ -1522,7 +1570,8 @@ int main(void)
 	    cmocka_unit_test(test_compressed_round_trip), cmocka_unit_test(test_compressed_bulk),
 	    cmocka_unit_test(test_compressed_damage),
 	    cmocka_unit_test(test_bulk_write),	    cmocka_unit_test(test_feature_round_trip),
-	    cmocka_unit_test(test_host_fill),	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_host_fill),
+	    cmocka_unit_test(test_host_fill_roots),	    cmocka_unit_test(test_truncated),
 	    cmocka_unit_test(test_corrupted_sizes), cmocka_unit_test(test_bad_headers),
 	    cmocka_unit_test(test_random_damage),   cmocka_unit_test(test_unfinished),
 	    cmocka_unit_test(test_sample_errors),   cmocka_unit_test(test_pipe_mode),

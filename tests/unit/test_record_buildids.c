@@ -13,8 +13,9 @@
  * reused by a fork after its first process exited (the child is a copy
  * of its parent, not of the dead process), overlapping maps (the newer
  * one wins where they overlap, the older one's remains elsewhere), a
- * thread of a process, two processes sampling one file, the vDSO, and
- * kernel and module samples (by cpumode, not by address).
+ * thread of a process, two processes sampling one file, the vDSO,
+ * kernel and module samples (by cpumode, not by address), and an MMAP2
+ * that carries its file's build id (used as it is, no lookup).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,6 +80,33 @@ static void mmap2(struct sonde_pd_writer *w, uint32_t pid, uint64_t start, uint6
 	put(w, &b);
 }
 
+/* An MMAP2 carrying the file's build id (PERF_RECORD_MISC_MMAP_BUILD_ID):
+ * 20 bytes of @byte, in place of device and inode. */
+static void mmap2_bid(struct sonde_pd_writer *w, uint32_t pid, uint64_t start, uint64_t len,
+		      uint8_t byte, const char *file)
+{
+	char name[64] = {0};
+	uint8_t id[20];
+	struct pdg_buf b;
+
+	memset(id, byte, sizeof(id));
+	pdg_hdr(&b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID);
+	pdg_put32(&b, pid);
+	pdg_put32(&b, pid);
+	pdg_put64(&b, start);
+	pdg_put64(&b, len);
+	pdg_put64(&b, 0);
+	pdg_put32(&b, sizeof(id)); /* u8 size, 3 bytes reserved (little endian) */
+	pdg_put(&b, id, sizeof(id));
+	pdg_put32(&b, 5);
+	pdg_put32(&b, 2);
+	snprintf(name, sizeof(name), "%s", file);
+	pdg_put(&b, name, (strlen(name) + 8) & ~7ul);
+	pdg_trailer(&b, pid, pid, now++);
+	pdg_end(&b);
+	put(w, &b);
+}
+
 static void comm(struct sonde_pd_writer *w, uint32_t pid, const char *name, bool exec)
 {
 	struct pdg_buf b;
@@ -123,11 +151,11 @@ static void write_records(struct sonde_pd_writer *w)
 	mmap2(w, 100, 0x7f0000, 0x1000, 2, "/lib/c.so");
 	task(w, PERF_RECORD_FORK, 101, 100, 101, 100);
 	mmap2(w, 100, 0x700000, 0x1000, 3, "/lib/late.so");
-	sample(w, USER, 101, 101, 0x400010);	/* /bin/p, through the fork */
-	sample(w, USER, 101, 101, 0x700010);	/* nothing: the child has no late.so */
+	sample(w, USER, 101, 101, 0x400010);	    /* /bin/p, through the fork */
+	sample(w, USER, 101, 101, 0x700010);	    /* nothing: the child has no late.so */
 	sample(w, KERNEL, 101, 101, KTEXT + 0x100); /* the kernel */
-	sample(w, KERNEL, 101, 101, 0x7f0010);	/* nothing: no kernel map there */
-	sample(w, USER, 101, 101, KMOD + 0x10);	/* nothing: a user address space */
+	sample(w, KERNEL, 101, 101, 0x7f0010);	    /* nothing: no kernel map there */
+	sample(w, USER, 101, 101, KMOD + 0x10);	    /* nothing: a user address space */
 	/* a thread of 100 shares its maps */
 	task(w, PERF_RECORD_FORK, 100, 100, 105, 100);
 	sample(w, USER, 100, 105, 0x7f0020); /* /lib/c.so */
@@ -142,8 +170,8 @@ static void write_records(struct sonde_pd_writer *w)
 	sample(w, USER, 200, 200, 0x7e0010); /* /lib/libc-old.so: still mapped in execve */
 	mmap2(w, 200, 0x400000, 0x2000, 6, "/bin/prog");
 	mmap2(w, 200, 0x7e0000, 0x1000, 7, "/lib/c.so"); /* the same file as 100's */
-	sample(w, USER, 200, 200, 0x400010);	     /* /bin/prog, not /bin/sh */
-	sample(w, USER, 200, 200, 0x7e0010);	     /* /lib/c.so (listed once) */
+	sample(w, USER, 200, 200, 0x400010);		 /* /bin/prog, not /bin/sh */
+	sample(w, USER, 200, 200, 0x7e0010);		 /* /lib/c.so (listed once) */
 	mmap2(w, 200, 0x7fff0000, 0x2000, 0, "[vdso]");
 	sample(w, USER, 200, 200, 0x7fff0100); /* [vdso] */
 
@@ -164,17 +192,22 @@ static void write_records(struct sonde_pd_writer *w)
 	mmap2(w, 400, 0x20000, 0x10000, 11, "/mid");
 	mmap2(w, 400, 0x60000, 0x1000, 12, "/gone");
 	mmap2(w, 400, 0x60000, 0x1000, 13, "/unreadable"); /* replaces /gone */
-	sample(w, USER, 400, 400, 0x20010);	   /* /mid */
-	sample(w, USER, 400, 400, 0x60010);	   /* /unreadable: no id, not listed */
-	sample(w, USER, 400, 400, 0x90000);	   /* nothing */
-	sample(w, KERNEL, 400, 400, KMOD + 0x20); /* [mod_a] */
-	sample(w, USER, 400, 400, 0x40010);	   /* /big, its right piece */
+	sample(w, USER, 400, 400, 0x20010);		   /* /mid */
+	sample(w, USER, 400, 400, 0x60010);		   /* /unreadable: no id, not listed */
+	sample(w, USER, 400, 400, 0x90000);		   /* nothing */
+	sample(w, KERNEL, 400, 400, KMOD + 0x20);	   /* [mod_a] */
+	sample(w, USER, 400, 400, 0x40010);		   /* /big, its right piece */
+
+	/* the kernel put the build id in the MMAP2: no lookup */
+	comm(w, 500, "bid", true);
+	mmap2_bid(w, 500, 0x400000, 0x1000, 0xab, "/bin/bid");
+	sample(w, USER, 500, 500, 0x400010); /* /bin/bid, id 0xab... */
 }
 
 struct want {
 	const char *name;
 	uint16_t misc;
-	char tag;
+	uint8_t tag;
 	const char *asked; /* what the id names (the lookup's name) */
 };
 
@@ -191,6 +224,7 @@ static void test_marked_objects(void **state)
 	    {"/bin/new", PERF_RECORD_MISC_USER, 'F', "/bin/new"},
 	    {"/big", PERF_RECORD_MISC_USER, 'F', "/big"},
 	    {"/mid", PERF_RECORD_MISC_USER, 'F', "/mid"},
+	    {"/bin/bid", PERF_RECORD_MISC_USER, 0xab, "\xab\xab\xab\xab"},
 	};
 	const struct sonde_buildid_source src = {fake_lookup, NULL};
 	int fd = mkstemp(path);
@@ -232,7 +266,8 @@ static void test_marked_objects(void **state)
 	 * /lib/c.so once (its first mapping's id serves the second) */
 	assert_int_equal(nasked, 8);
 	for (size_t i = 0; i < nasked; i++) {
-		if (!strcmp(asked[i].name, "/lib/libc-old.so") || !strcmp(asked[i].name, "/bin/prog"))
+		if (!strcmp(asked[i].name, "/lib/libc-old.so") ||
+		    !strcmp(asked[i].name, "/bin/prog"))
 			assert_int_equal(asked[i].pid, 200);
 		if (!strcmp(asked[i].name, "/bin/new"))
 			assert_int_equal(asked[i].pid, 310);

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 
 		if (!colon) {
 			fprintf(stderr, "tracing_data_dump: '%s' is not SYS:EVENT\n", argv[i]);
+			free(tps);
 			return 2;
 		}
 		*colon = '\0';
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
 		n++;
 	}
 	ret = sonde_tracing_data_build(tracefs, tps, n, &blob, &len, &err);
+	free(tps);
 	if (ret < 0) {
 		fprintf(stderr, "tracing_data_dump: %s\n", err.text);
 		return 1;
@@ -60,6 +62,5 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(blob);
-	free(tps);
 	return 0;
 }

@@ -2,8 +2,14 @@
 /*
  * Host facts for the perf.data header: what perf records about the machine
  * (uname, CPU counts, CPU model, memory), read with libc alone so the
- * static agent can fill them on the target.
+ * static agent can fill them on the target.  The files (cpuinfo, meminfo,
+ * arm64's MIDR) are read under the roots given, so a unit test runs this
+ * on a fake tree; the format layer only encodes the result
+ * (sonde_pd_writer_set_host()).
  */
+#include <sonde/record.h>
+
+#include <sonde/fileio.h>
 #include <sonde/perf_data.h>
 
 #include <ctype.h>
@@ -39,10 +45,20 @@ static bool cpuinfo_value(const char *line, const char *key, char *out, size_t c
 	return true;
 }
 
-static void read_cpuinfo(struct sonde_pd_host *h)
+/* fopen() of "ROOT/REL" for reading, or NULL. */
+static FILE *open_at(const char *root, const char *rel)
+{
+	char path[4096];
+
+	if (sonde_path(path, sizeof(path), "%s/%s", root, rel) < 0)
+		return NULL;
+	return fopen(path, "re");
+}
+
+static void read_cpuinfo(struct sonde_pd_host *h, const char *procfs)
 {
 	char line[512], vendor[64] = "", family[32] = "", model[32] = "", stepping[32] = "";
-	FILE *f = fopen("/proc/cpuinfo", "re");
+	FILE *f = open_at(procfs, "cpuinfo");
 
 	if (!f)
 		return;
@@ -69,14 +85,14 @@ static void read_cpuinfo(struct sonde_pd_host *h)
 }
 
 /* arm64: perf's cpuid is the MIDR of the first CPU as 0x%016lx. */
-static void read_midr(struct sonde_pd_host *h)
+static void read_midr(struct sonde_pd_host *h, const char *sysfs)
 {
 	char buf[64];
 	FILE *f;
 
 	if (h->cpuid[0])
 		return;
-	f = fopen("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", "re");
+	f = open_at(sysfs, "devices/system/cpu/cpu0/regs/identification/midr_el1");
 	if (!f)
 		return;
 	if (fgets(buf, sizeof(buf), f)) {
@@ -86,11 +102,11 @@ static void read_midr(struct sonde_pd_host *h)
 	fclose(f);
 }
 
-static void read_meminfo(struct sonde_pd_host *h)
+static void read_meminfo(struct sonde_pd_host *h, const char *procfs)
 {
 	char line[256];
 	unsigned long long kb;
-	FILE *f = fopen("/proc/meminfo", "re");
+	FILE *f = open_at(procfs, "meminfo");
 
 	if (!f)
 		return;
@@ -102,8 +118,10 @@ static void read_meminfo(struct sonde_pd_host *h)
 	fclose(f);
 }
 
-int sonde_pd_host_fill(struct sonde_pd_host *h)
+int sonde_record_host_fill(struct sonde_pd_host *h, const struct sonde_roots *roots)
 {
+	const char *procfs = roots && roots->procfs ? roots->procfs : "/proc";
+	const char *sysfs = roots && roots->sysfs ? roots->sysfs : "/sys";
 	struct utsname u;
 	long n;
 
@@ -118,8 +136,8 @@ int sonde_pd_host_fill(struct sonde_pd_host *h)
 	h->nr_cpus_avail = n > 0 ? (uint32_t)n : 0;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	h->nr_cpus_online = n > 0 ? (uint32_t)n : 0;
-	read_cpuinfo(h);
-	read_midr(h);
-	read_meminfo(h);
+	read_cpuinfo(h, procfs);
+	read_midr(h, sysfs);
+	read_meminfo(h, procfs);
 	return 0;
 }
