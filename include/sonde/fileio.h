@@ -23,8 +23,6 @@ char *sonde_path_absolute(const char *path);
  * Return: 0 or the -errno of the first mkdir that failed (EEXIST is fine). */
 int sonde_mkdir_parents(const char *path, unsigned int mode);
 
-
-
 #include <stdbool.h>
 struct sonde_strlist;
 /* Appends the names in folder @path (no dot entries), folders only when

@@ -22,8 +22,8 @@
 #include <sonde/error.h>
 
 struct sonde_trace_dat_spec {
-	int fd;				/* write here (the path names it in messages); -1: create path */
-	const char *tracefs;		/* formats, printk formats, saved_cmdlines from here */
+	int fd;		     /* write here (the path names it in messages); -1: create path */
+	const char *tracefs; /* formats, printk formats, saved_cmdlines from here */
 	const char *const *event_globs; /* "SYS:EVENT" globs whose formats to keep */
 	size_t nglobs;
 	const char *const *cpu_files; /* per CPU number 0..ncpus-1, raw pages */
@@ -56,8 +56,7 @@ int sonde_trace_dat_write(const char *path, const struct sonde_trace_dat_spec *s
  * in time order and labelled as trace-cmd labels them.
  * Return: 0, or a negative code with @err set.
  */
-int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count,
-			   struct sonde_errmsg *err);
+int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count, struct sonde_errmsg *err);
 
 /* Counts the events of @path without printing.  Return: 0, or a negative code with @err. */
 int sonde_trace_dat_count(const char *path, uint64_t *count, struct sonde_errmsg *err);

@@ -23,7 +23,7 @@
 
 struct sonde_trace_out {
 	struct sonde_outfile of;
-	char **cpu_files;    /* per CPU 0..ncpus-1, owned */
+	char **cpu_files; /* per CPU 0..ncpus-1, owned */
 	int ncpus;
 	const char *run_dir; /* borrowed: where the entry is noted */
 	bool registered;

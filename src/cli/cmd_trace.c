@@ -313,7 +313,7 @@ struct run {
 	struct cli *cli;
 	struct sonde_cpulist cpus;   /* recorded: every online CPU */
 	struct sonde_cpulist traced; /* -C: the CPUs traced (n 0: all of cpus) */
-	int max_cpu;		   /* highest online CPU */
+	int max_cpu;		     /* highest online CPU */
 	struct sonde_ftrace_session *fs;
 	struct sonde_trace_out out; /* -o: the trace.dat and the page files */
 	struct sonde_workload wl;
@@ -564,8 +564,9 @@ static int run_trace(struct run *t)
 		return EXIT_FAIL;
 	}
 	trace_check_leftovers();
-	if (o->output && (r = sonde_trace_out_open(&t->out, SONDE_RUN_DIR, o->output, t->max_cpu + 1,
-						   o->events, o->nevents, &err)) < 0) {
+	if (o->output &&
+	    (r = sonde_trace_out_open(&t->out, SONDE_RUN_DIR, o->output, t->max_cpu + 1, o->events,
+				      o->nevents, &err)) < 0) {
 		if (err.text[0])
 			cli_error("%s", err.text);
 		goto out;

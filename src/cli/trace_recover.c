@@ -51,7 +51,8 @@ static int recover_one(struct cli *cli, const struct sonde_trace_leftover *lo)
 			cli_error("%s", err.text);
 		return r;
 	}
-	fprintf(stderr, "[ sonde trace recover: %llu events of the killed sonde %ld written to %s ]\n",
+	fprintf(stderr,
+		"[ sonde trace recover: %llu events of the killed sonde %ld written to %s ]\n",
 		(unsigned long long)count, (long)lo->pid, lo->output);
 	return 0;
 }
@@ -89,8 +90,8 @@ int trace_recover(int argc, char **argv, struct cli *cli)
 	}
 	free(v);
 	if (!done) {
-		cli_error("nothing to recover%s%s: no killed sonde trace left pages%s", want ? " for " : "",
-			  want ? want : "", want ? " for it" : "");
+		cli_error("nothing to recover%s%s: no killed sonde trace left pages%s",
+			  want ? " for " : "", want ? want : "", want ? " for it" : "");
 		ret = EXIT_FAIL;
 	}
 	free(want);

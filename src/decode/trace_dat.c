@@ -313,7 +313,8 @@ static int check_file(const char *path, uint64_t *good, char *err, size_t len)
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
-		snprintf(err, len, "%s: %s", path, st.st_size ? "not a regular file" : "empty file");
+		snprintf(err, len, "%s: %s", path,
+			 st.st_size ? "not a regular file" : "empty file");
 		return -1;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -365,7 +366,8 @@ static int guarded(const char *path, FILE *out, uint64_t *count, char *err, size
 		res.r = iterate(path, out, &res.count, res.err, sizeof(res.err));
 		if (out && fflush(out) != 0 && res.r == 0) {
 			res.r = -1;
-			snprintf(res.err, sizeof(res.err), "writing the report: %s", strerror(errno));
+			snprintf(res.err, sizeof(res.err), "writing the report: %s",
+				 strerror(errno));
 		}
 		if (write(pfd[1], &res, sizeof(res)) < 0)
 			_exit(2);
@@ -399,8 +401,7 @@ int sonde_trace_dat_write(const char *path, const struct sonde_trace_dat_spec *s
 	return write_dat(path, spec, err->text, sizeof(err->text)) < 0 ? -EIO : 0;
 }
 
-int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count,
-			   struct sonde_errmsg *err)
+int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count, struct sonde_errmsg *err)
 {
 	return guarded(path, out, count, err->text, sizeof(err->text)) < 0 ? SONDE_E_FORMAT : 0;
 }
@@ -420,8 +421,8 @@ bool sonde_trace_dat_available(void)
 static int unavailable(struct sonde_errmsg *err)
 {
 	return sonde_errmsg_set(err, SONDE_E_NOT_SUPPORTED,
-		 "sonde was built without libtracecmd (install libtracecmd-dev and "
-		 "libtraceevent-dev, then reconfigure)");
+				"sonde was built without libtracecmd (install libtracecmd-dev and "
+				"libtraceevent-dev, then reconfigure)");
 }
 
 int sonde_trace_dat_write(const char *path, const struct sonde_trace_dat_spec *spec,
@@ -430,8 +431,7 @@ int sonde_trace_dat_write(const char *path, const struct sonde_trace_dat_spec *s
 	return unavailable(err);
 }
 
-int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count,
-			   struct sonde_errmsg *err)
+int sonde_trace_dat_report(const char *path, FILE *out, uint64_t *count, struct sonde_errmsg *err)
 {
 	*count = 0;
 	return unavailable(err);

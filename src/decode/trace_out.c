@@ -42,9 +42,9 @@ int sonde_trace_out_open(struct sonde_trace_out *to, const char *run_dir, const 
 	if (!to->of.tmp) {
 		/* A FIFO or a device: libtracecmd seeks back to write sizes. */
 		sonde_outfile_abort(&to->of);
-		return sonde_errmsg_set(err, -ESPIPE,
-					"%s: trace.dat needs a regular file (it is written with seeks)",
-					output);
+		return sonde_errmsg_set(
+		    err, -ESPIPE, "%s: trace.dat needs a regular file (it is written with seeks)",
+		    output);
 	}
 	to->ncpus = ncpus;
 	to->cpu_files = calloc((size_t)ncpus, sizeof(*to->cpu_files));
