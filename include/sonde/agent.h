@@ -38,7 +38,7 @@ struct sonde_agent_config {
 	/* Shared by the sessions of one agent (a MAP_SHARED word): the pid of
 	 * the session capturing, 0 when none; NULL when sessions can't overlap. */
 	int *capture_owner;
-	unsigned send_timeout_s; /* see sonde_agent_conn; 0: none */
+	unsigned send_timeout_s;	  /* see sonde_agent_conn; 0: none */
 	void (*authenticated)(void *ctx); /* called once AUTH passed; or NULL */
 	void *ctx;
 };

@@ -46,23 +46,23 @@
  * blob 'b', raw records to the end 'r', and '#(...)' a u32 count then
  * that many of the group.
  */
-#define SONDE_AGENT_MESSAGES(X)                                                            \
-	X(HELLO, 1, AGENT, "uusssuuuqq")                                                    \
-	X(AUTH, 2, HOST, "ub")                                                              \
-	X(OK, 3, AGENT, "")                                                                 \
-	X(ERROR, 4, EITHER, "us")                                                           \
-	X(RECORD, 5, HOST, "#(ss)qquuuus#(u)#(u)#(s)#(s)")                                  \
-	X(EVENTS, 6, AGENT, "qqu#(sb#(q))")                                                 \
-	X(FEATURE, 7, AGENT, "ub")                                                          \
-	X(DATA, 8, AGENT, "r")                                                              \
-	X(END, 9, AGENT, "uuq#(uqqq)s")                                                     \
-	X(STOP, 10, HOST, "")                                                               \
-	X(BUILDID, 11, HOST, "uus")                                                         \
-	X(BUILDID_REPLY, 12, AGENT, "b")                                                    \
-	X(FILE, 13, HOST, "u")                                                              \
-	X(FILE_REPLY, 14, AGENT, "b")                                                       \
-	X(LIST, 15, HOST, "s")                                                              \
-	X(LIST_REPLY, 16, AGENT, "#(ss)")                                                   \
+#define SONDE_AGENT_MESSAGES(X)                                                                    \
+	X(HELLO, 1, AGENT, "uusssuuuqq")                                                           \
+	X(AUTH, 2, HOST, "ub")                                                                     \
+	X(OK, 3, AGENT, "")                                                                        \
+	X(ERROR, 4, EITHER, "us")                                                                  \
+	X(RECORD, 5, HOST, "#(ss)qquuuus#(u)#(u)#(s)#(s)")                                         \
+	X(EVENTS, 6, AGENT, "qqu#(sb#(q))")                                                        \
+	X(FEATURE, 7, AGENT, "ub")                                                                 \
+	X(DATA, 8, AGENT, "r")                                                                     \
+	X(END, 9, AGENT, "uuq#(uqqq)s")                                                            \
+	X(STOP, 10, HOST, "")                                                                      \
+	X(BUILDID, 11, HOST, "uus")                                                                \
+	X(BUILDID_REPLY, 12, AGENT, "b")                                                           \
+	X(FILE, 13, HOST, "u")                                                                     \
+	X(FILE_REPLY, 14, AGENT, "b")                                                              \
+	X(LIST, 15, HOST, "s")                                                                     \
+	X(LIST_REPLY, 16, AGENT, "#(ss)")                                                          \
 	X(BYE, 17, HOST, "")
 
 /* clang-format would indent SONDE_AM_MAX_ as a continuation of the macro. */
@@ -361,8 +361,7 @@ void sonde_agent_put_auth(struct sonde_wbuf *b, uint32_t proto, const void *toke
  * @len: receives its length
  * Return: 0, or -EBADMSG when a field is missing, too long or left over.
  */
-int sonde_agent_get_auth(struct sonde_wmsg *m, uint32_t *proto, const void **token,
-			 uint32_t *len);
+int sonde_agent_get_auth(struct sonde_wmsg *m, uint32_t *proto, const void **token, uint32_t *len);
 /**
  * sonde_agent_put_feature() - encode FEATURE: one perf.data header feature, serialized
  * @b: the buffer; the message replaces what it held (errors stay sticky in it)
@@ -379,8 +378,7 @@ void sonde_agent_put_feature(struct sonde_wbuf *b, uint32_t bit, const void *dat
  * @len: receives their number
  * Return: 0, or -EBADMSG when a field is missing, too long or left over.
  */
-int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **data,
-			    uint32_t *len);
+int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **data, uint32_t *len);
 /**
  * sonde_agent_put_buildid() - encode BUILDID: ask the target for an object's build id
  * @b: the buffer; the message replaces what it held (errors stay sticky in it)
@@ -388,8 +386,7 @@ int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **da
  * @pid: the process that mapped it (files)
  * @name: a module name or an absolute path
  */
-void sonde_agent_put_buildid(struct sonde_wbuf *b, uint32_t kind, uint32_t pid,
-			     const char *name);
+void sonde_agent_put_buildid(struct sonde_wbuf *b, uint32_t kind, uint32_t pid, const char *name);
 /**
  * sonde_agent_get_buildid() - decode BUILDID
  * @m: the received message; strings are borrowed from it
@@ -398,8 +395,7 @@ void sonde_agent_put_buildid(struct sonde_wbuf *b, uint32_t kind, uint32_t pid,
  * @name: receives the name, borrowed
  * Return: 0, or -EBADMSG when a field is missing, too long or left over.
  */
-int sonde_agent_get_buildid(struct sonde_wmsg *m, uint32_t *kind, uint32_t *pid,
-			    const char **name);
+int sonde_agent_get_buildid(struct sonde_wmsg *m, uint32_t *kind, uint32_t *pid, const char **name);
 /* BUILDID_REPLY and FILE_REPLY: one blob (@type says which). */
 void sonde_agent_put_reply_blob(struct sonde_wbuf *b, uint16_t type, const void *p, size_t len);
 /**
@@ -410,8 +406,7 @@ void sonde_agent_put_reply_blob(struct sonde_wbuf *b, uint16_t type, const void 
  * @len: receives its length
  * Return: 0, or -EBADMSG when a field is missing, too long or left over.
  */
-int sonde_agent_get_reply_blob(struct sonde_wmsg *m, uint32_t max, const void **p,
-			       uint32_t *len);
+int sonde_agent_get_reply_blob(struct sonde_wmsg *m, uint32_t max, const void **p, uint32_t *len);
 /**
  * sonde_agent_put_file() - encode FILE: ask the target for one of its files
  * @b: the buffer; the message replaces what it held (errors stay sticky in it)

@@ -40,7 +40,7 @@ struct sonde_capture_opts {
 	/* After each drain (pass): non-zero stops the capture (size caps). */
 	int (*on_pass)(void *ctx);
 	void *ctx;
-	int poll_timeout_ms; /* 0: wait for events only */
+	int poll_timeout_ms;   /* 0: wait for events only */
 	unsigned int delay_ms; /* perf's --delay: the events start this long after
 				* the workload (or the capture) started */
 };

@@ -17,13 +17,13 @@
 
 /* What to count.  Borrowed arrays. */
 struct sonde_target {
-	pid_t workload;                   /* >0: a gated workload, counted from its exec on */
-	const pid_t *pids;                /* -p: processes, every thread they have */
+	pid_t workload;	   /* >0: a gated workload, counted from its exec on */
+	const pid_t *pids; /* -p: processes, every thread they have */
 	size_t npids;
-	const pid_t *tids;                /* -t: single threads */
+	const pid_t *tids; /* -t: single threads */
 	size_t ntids;
 	const struct sonde_cpulist *cpus; /* set: count per CPU, system wide */
-	const char *procfs;               /* "/proc" */
+	const char *procfs;		  /* "/proc" */
 };
 
 /**
@@ -37,19 +37,19 @@ int sonde_target_tasks(const struct sonde_target *t, pid_t **tasks, size_t *n,
 
 struct sonde_counter {
 	const struct sonde_event *ev; /* borrowed from the event list */
-	int *fds;                     /* owned: one per task or CPU, -1 where it did not open */
+	int *fds;		      /* owned: one per task or CPU, -1 where it did not open */
 	size_t nfds;
-	int err;                      /* 0, or why the event can't be counted here (-errno) */
-	bool user_only;               /* fell back to user space (sonde_event_fallback_user) */
+	int err;			  /* 0, or why the event can't be counted here (-errno) */
+	bool user_only;			  /* fell back to user space (sonde_event_fallback_user) */
 	uint64_t value, enabled, running; /* sums at the last read */
 };
 
 struct sonde_counters {
 	struct sonde_counter *c; /* owned: one per event, in list order */
 	size_t n;
-	size_t nslots;           /* tasks or CPUs counted */
+	size_t nslots;			  /* tasks or CPUs counted */
 	const struct sonde_event *failed; /* borrowed: the event that stopped opening, or NULL */
-	int failed_err;                   /* its -errno */
+	int failed_err;			  /* its -errno */
 	struct sonde_errmsg err;
 };
 

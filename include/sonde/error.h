@@ -26,7 +26,7 @@
 	X(SONDE_E_FORMAT, "malformed data")                                                        \
 	X(SONDE_E_TRUNCATED, "truncated data")                                                     \
 	X(SONDE_E_NO_TRACEFS, "tracefs is not available")                                          \
-	X(SONDE_E_WORKLOAD, "the workload could not be started")                                  \
+	X(SONDE_E_WORKLOAD, "the workload could not be started")                                   \
 	X(SONDE_E_LIMIT, "a size limit was exceeded")
 
 /* clang-format would indent SONDE_E_LAST_ as a continuation of the macro. */
@@ -59,6 +59,6 @@ struct sonde_errmsg {
 /* Formats into @m and returns @err, so callers can write
  * "return sonde_errmsg_set(&x->err, -EINVAL, "...", ...);". */
 int sonde_errmsg_set(struct sonde_errmsg *m, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -55,10 +55,10 @@ struct sonde_event {
 	enum sonde_event_kind kind;
 	struct perf_event_attr attr;
 	unsigned int flags;
-	int leader;       /* index of the group leader in the list; own index if alone */
-	char *tp_system;  /* tracepoints: owned, else NULL */
-	char *tp_event;   /* tracepoints: owned, else NULL */
-	char *filter;     /* owned: kernel event filter (record --filter), or NULL */
+	int leader;	 /* index of the group leader in the list; own index if alone */
+	char *tp_system; /* tracepoints: owned, else NULL */
+	char *tp_event;	 /* tracepoints: owned, else NULL */
+	char *filter;	 /* owned: kernel event filter (record --filter), or NULL */
 };
 
 struct sonde_evlist {
@@ -103,7 +103,7 @@ int sonde_evlist_parse(struct sonde_evlist *l, const char *spec, const struct so
 struct sonde_named_event {
 	const char *name;
 	const char *alias; /* or NULL */
-	uint32_t type;     /* PERF_TYPE_HARDWARE or PERF_TYPE_SOFTWARE */
+	uint32_t type;	   /* PERF_TYPE_HARDWARE or PERF_TYPE_SOFTWARE */
 	uint64_t config;
 };
 

@@ -21,8 +21,6 @@ int sonde_path(char *buf, size_t len, const char *fmt, ...) __attribute__((forma
  * Return: 0 or the -errno of the first mkdir that failed (EEXIST is fine). */
 int sonde_mkdir_parents(const char *path, unsigned int mode);
 
-
-
 #include <stdbool.h>
 struct sonde_strlist;
 /* Appends the names in folder @path (no dot entries), folders only when

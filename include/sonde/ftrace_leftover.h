@@ -26,9 +26,9 @@
 
 struct sonde_trace_leftover {
 	pid_t pid;
-	char *output; /* owned: the trace.dat asked for (absolute) */
-	char *tmp;    /* owned: the temporary trace.dat; page files are TMP.cpuN */
-	int ncpus;    /* page files TMP.cpu0 .. TMP.cpu(ncpus-1) */
+	char *output;		     /* owned: the trace.dat asked for (absolute) */
+	char *tmp;		     /* owned: the temporary trace.dat; page files are TMP.cpuN */
+	int ncpus;		     /* page files TMP.cpu0 .. TMP.cpu(ncpus-1) */
 	struct sonde_strlist events; /* "SYS:EVENT" globs traced */
 };
 

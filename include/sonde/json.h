@@ -45,7 +45,7 @@ typedef int (*sonde_json_write_fn)(void *ctx, const void *buf, size_t len);
 struct sonde_json {
 	sonde_json_write_fn write;
 	void *ctx;
-	int err;	/* the first error, then every call is a no-op */
+	int err; /* the first error, then every call is a no-op */
 	unsigned flags;
 	unsigned depth; /* open objects and arrays */
 	bool after_key; /* a key was written: its value takes no comma */

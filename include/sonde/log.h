@@ -22,7 +22,7 @@ void sonde_log_set(sonde_log_fn fn, void *data);
  * sonde_warn() and sonde_debug() shorthands.
  */
 void sonde_log(enum sonde_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #define sonde_warn(...) sonde_log(SONDE_LOG_WARN, __VA_ARGS__)
 #define sonde_debug(...) sonde_log(SONDE_LOG_DEBUG, __VA_ARGS__)

@@ -75,7 +75,7 @@ struct sonde_profile_opts {
 /* An entry's key; fields not among the sort keys are zero. */
 struct sonde_entry_key {
 	uint32_t comm; /* interned string id of the machine */
-	uint32_t pid; /* --sort pid: the thread id (perf's key for "pid") */
+	uint32_t pid;  /* --sort pid: the thread id (perf's key for "pid") */
 	struct sonde_dso *dso;
 	const struct sonde_symbol *sym;
 	uint64_t addr; /* when sym is NULL: the unresolved address */

@@ -26,15 +26,15 @@ enum sonde_callgraph { SONDE_CG_NONE, SONDE_CG_FP, SONDE_CG_DWARF };
 
 struct sonde_record_opts {
 	const struct sonde_evlist *events; /* borrowed */
-	struct sonde_target target;        /* borrowed arrays; cpus must be set (all CPUs
+	struct sonde_target target;	   /* borrowed arrays; cpus must be set (all CPUs
 					      for task targets too: rings are per CPU) */
-	uint64_t freq;                     /* -F; ignored when period is set */
-	uint64_t period;                   /* -c */
+	uint64_t freq;			   /* -F; ignored when period is set */
+	uint64_t period;		   /* -c */
 	enum sonde_callgraph callgraph;
-	uint32_t dwarf_size;               /* user stack bytes per sample */
-	unsigned int pages;                /* data pages per ring, a power of two */
-	const char *const *filters;        /* per event: kernel filter or NULL; may be NULL */
-	bool system_wide;                  /* -a/-C: sample CPU numbers */
+	uint32_t dwarf_size;	    /* user stack bytes per sample */
+	unsigned int pages;	    /* data pages per ring, a power of two */
+	const char *const *filters; /* per event: kernel filter or NULL; may be NULL */
+	bool system_wide;	    /* -a/-C: sample CPU numbers */
 	/* perf record's optional sample contents and side-band records. */
 	bool sample_addr;   /* -d: data addresses (PERF_SAMPLE_ADDR) and data mmaps */
 	bool switch_events; /* --switch-events: SWITCH records (SWITCH_CPU_WIDE with -a) */
@@ -54,19 +54,19 @@ struct sonde_ring_stats {
 struct sonde_record {
 	struct sonde_record_opts o;
 	struct perf_event_attr *attrs; /* owned: the attr each event was opened with */
-	int *fds;                      /* owned: [event * nslots + slot], -1 where not opened */
-	uint64_t *ids;                 /* owned: kernel ids, same layout */
-	size_t nevents, nslots;        /* nevents: the list's, plus the dummy (system wide, --delay) */
-	size_t track;                  /* the event carrying the side-band records */
-	struct sonde_ring *rings;      /* owned: one per CPU */
-	struct sonde_ring_stats *stats;/* owned: one per ring */
+	int *fds;		       /* owned: [event * nslots + slot], -1 where not opened */
+	uint64_t *ids;		       /* owned: kernel ids, same layout */
+	size_t nevents, nslots;	  /* nevents: the list's, plus the dummy (system wide, --delay) */
+	size_t track;		  /* the event carrying the side-band records */
+	struct sonde_ring *rings; /* owned: one per CPU */
+	struct sonde_ring_stats *stats; /* owned: one per ring */
 	size_t nrings;
-	bool build_ids;                /* the kernel puts build ids in MMAP2 */
-	bool lost_format;              /* events count their lost samples (PERF_FORMAT_LOST) */
-	uint64_t lost_samples;         /* their sum, once sonde_record_write_lost() ran */
-	size_t time_off;               /* offset of a sample's time (the same for every event) */
-	uint64_t max_freq;             /* kernel.perf_event_max_sample_rate */
-	uint64_t freq_asked;           /* when capped: what the user asked for */
+	bool build_ids;	       /* the kernel puts build ids in MMAP2 */
+	bool lost_format;      /* events count their lost samples (PERF_FORMAT_LOST) */
+	uint64_t lost_samples; /* their sum, once sonde_record_write_lost() ran */
+	size_t time_off;       /* offset of a sample's time (the same for every event) */
+	uint64_t max_freq;     /* kernel.perf_event_max_sample_rate */
+	uint64_t freq_asked;   /* when capped: what the user asked for */
 	struct sonde_errmsg err;
 	const struct sonde_event *failed; /* the event that could not open, or NULL */
 	int failed_err;
@@ -151,8 +151,7 @@ int sonde_record_header_features(struct sonde_pd_writer *w, int argc, const char
  * record writes them (@nr_cpus: NRCPUS' available count).  Features whose
  * files can't be read are left out.  Return: 0 or the first error.
  */
-int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs,
-				   uint32_t nr_cpus);
+int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs, uint32_t nr_cpus);
 
 /*
  * The tracing data feature: the format files of @r's tracepoints, from

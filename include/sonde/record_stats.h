@@ -15,7 +15,7 @@
 struct sonde_record_stats {
 	uint64_t total;
 	uint64_t nr[SONDE_PD_RECORD_HEADER_MAX]; /* by record type */
-	uint64_t *samples;			  /* [nevents], owned */
+	uint64_t *samples;			 /* [nevents], owned */
 	size_t nevents;
 };
 

@@ -13,11 +13,11 @@
 #include <sonde/report.h>
 
 struct sonde_print_opts {
-	size_t sort_event;	/* the event whose overhead orders the rows */
+	size_t sort_event; /* the event whose overhead orders the rows */
 	/* Sections, as perf report: one per event with samples by default;
 	 * group: every event side by side in one (perf's --group). */
 	bool group;
-	bool one_event; /* without group: only sort_event's section */
+	bool one_event;		/* without group: only sort_event's section */
 	double percent_limit;	/* hide rows below this overhead (percent) */
 	double callchain_limit; /* hide call-graph branches below this (percent) */
 	bool callchains;	/* print call graphs under the rows */

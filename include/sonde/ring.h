@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 struct sonde_ring {
-	void *base;      /* the mapping: metadata page + data pages */
+	void *base; /* the mapping: metadata page + data pages */
 	size_t map_size;
 	unsigned char *data;
-	uint64_t mask;   /* data size - 1 */
-	int fd;          /* borrowed: the event fd the ring belongs to */
+	uint64_t mask; /* data size - 1 */
+	int fd;	       /* borrowed: the event fd the ring belongs to */
 	int cpu;
 	unsigned char bounce[65536]; /* one wrapped record (sizes are 16-bit) */
 };

@@ -54,9 +54,9 @@ struct sonde_session_opts {
 	 * are added when these leave them unset. */
 	struct sonde_symtab_opts sym;
 	struct sonde_sample_filter filter;
-	bool srcline;	   /* resolve each frame's source line */
-	bool callchains;   /* call graphs are drawn: inlined frames are expanded */
-	bool no_unwind;	   /* ignore saved user stacks (--call-graph dwarf captures) */
+	bool srcline;	 /* resolve each frame's source line */
+	bool callchains; /* call graphs are drawn: inlined frames are expanded */
+	bool no_unwind;	 /* ignore saved user stacks (--call-graph dwarf captures) */
 	/*
 	 * Inlined functions as frames (with callchains): 0 (the default) as
 	 * perf report 6.1 shows them, for the user frames the DWARF unwinder

@@ -28,26 +28,26 @@ struct sonde_dso;
 
 /* Where to look; every field may be zero/NULL. */
 struct sonde_symtab_opts {
-	const char *symfs;		     /* --symfs: capture paths are looked up under it */
-	const char *const *debug_dirs;	     /* --debug-dir, tried before the defaults */
+	const char *symfs;	       /* --symfs: capture paths are looked up under it */
+	const char *const *debug_dirs; /* --debug-dir, tried before the defaults */
 	size_t nr_debug_dirs;
-	const char *vmlinux;		     /* -k FILE */
-	const char *modules_dir;	     /* --modules-dir: holds NAME.ko (searched recursively) */
-	const char *const *images;	     /* --image NAME=PATH, NAME a module or an object basename */
+	const char *vmlinux;	   /* -k FILE */
+	const char *modules_dir;   /* --modules-dir: holds NAME.ko (searched recursively) */
+	const char *const *images; /* --image NAME=PATH, NAME a module or an object basename */
 	size_t nr_images;
-	const char *osrelease;		     /* the capture's kernel release (header feature) */
-	const char *kallsyms;		     /* kallsyms text saved in the capture, borrowed */
+	const char *osrelease; /* the capture's kernel release (header feature) */
+	const char *kallsyms;  /* kallsyms text saved in the capture, borrowed */
 	size_t kallsyms_len;
-	const char *modules;		     /* sonde's module sections feature text, borrowed */
+	const char *modules; /* sonde's module sections feature text, borrowed */
 	size_t modules_len;
-	const char *buildid_dir;	     /* perf's build-id cache (--buildid-dir, ~/.debug) */
+	const char *buildid_dir; /* perf's build-id cache (--buildid-dir, ~/.debug) */
 	/* Where this boot's /proc/kallsyms text symbols are cached (created,
 	 * mode 0700; the CLI: $XDG_CACHE_HOME/sonde or ~/.cache/sonde, NULL
 	 * with SONDE_NO_CACHE).  NULL: no cache, nothing written. */
 	const char *kallsyms_cache_dir;
-	bool no_proc_kallsyms;		     /* never read this machine's /proc/kallsyms */
-	bool no_inline;			     /* skip inlined frames (faster) */
-	bool no_demangle;		     /* keep C++/Rust names mangled (--no-demangle) */
+	bool no_proc_kallsyms; /* never read this machine's /proc/kallsyms */
+	bool no_inline;	       /* skip inlined frames (faster) */
+	bool no_demangle;      /* keep C++/Rust names mangled (--no-demangle) */
 };
 
 /**
@@ -140,12 +140,12 @@ uint64_t sonde_dso_map_ip(struct sonde_dso *d, uint64_t ip, uint64_t map_start, 
 
 /* An interned function symbol; borrowed, valid until sonde_symtab_free(). */
 struct sonde_symbol {
-	const char *name;      /* as shown: C++/Rust names of user objects demangled
+	const char *name;     /* as shown: C++/Rust names of user objects demangled
 				* (libiberty, perf's style: no parameters) */
-	uint64_t start, size;  /* object addresses */
+	uint64_t start, size; /* object addresses */
 	struct sonde_dso *dso;
-	uint32_t id;	       /* dense over the symtab: 0..sonde_symtab_nr_symbols()-1 */
-	const char *mangled;   /* as in the symbol table (== name when not mangled) */
+	uint32_t id;	     /* dense over the symtab: 0..sonde_symtab_nr_symbols()-1 */
+	const char *mangled; /* as in the symbol table (== name when not mangled) */
 };
 
 /**

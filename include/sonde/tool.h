@@ -59,13 +59,13 @@ struct sonde_tool {
 	 * event record for pipes). */
 	int (*begin)(void *ctx, struct sonde_session *ses);
 	int (*sample)(void *ctx, struct sonde_session *ses, const struct sonde_tool_sample *ts);
-	sonde_tool_record_fn mmap;	/* MMAP and MMAP2 */
-	sonde_tool_record_fn comm;	/* COMM (exec or rename) */
-	sonde_tool_record_fn fork;	/* FORK */
-	sonde_tool_record_fn exit;	/* EXIT */
-	sonde_tool_record_fn lost;	/* LOST and LOST_SAMPLES */
-	sonde_tool_record_fn throttle;	/* THROTTLE and UNTHROTTLE */
-	sonde_tool_record_fn other;	/* every other record kind */
+	sonde_tool_record_fn mmap;     /* MMAP and MMAP2 */
+	sonde_tool_record_fn comm;     /* COMM (exec or rename) */
+	sonde_tool_record_fn fork;     /* FORK */
+	sonde_tool_record_fn exit;     /* EXIT */
+	sonde_tool_record_fn lost;     /* LOST and LOST_SAMPLES */
+	sonde_tool_record_fn throttle; /* THROTTLE and UNTHROTTLE */
+	sonde_tool_record_fn other;    /* every other record kind */
 	/* After each FINISHED_ROUND's records were delivered. */
 	int (*finished_round)(void *ctx, struct sonde_session *ses);
 	/* The tracepoint formats (HEADER_TRACING_DATA), once, before the samples. */

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 struct sonde_u32map {
-	uint32_t *keys;   /* owned */
-	uint32_t *vals;   /* owned */
-	uint8_t *used;    /* owned */
-	size_t cap, n;    /* cap is a power of two */
+	uint32_t *keys; /* owned */
+	uint32_t *vals; /* owned */
+	uint8_t *used;	/* owned */
+	size_t cap, n;	/* cap is a power of two */
 };
 
 /**

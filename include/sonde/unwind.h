@@ -30,13 +30,13 @@ typedef int (*sonde_unwind_find_map_fn)(void *ctx, uint32_t pid, uint64_t addr,
 /* One sample's saved user state (perf_event sample fields). */
 struct sonde_unwind_sample {
 	uint32_t pid, tid;
-	uint64_t abi;		 /* PERF_SAMPLE_REGS_ABI_* */
-	uint64_t regs_mask;	 /* the attr's sample_regs_user */
-	const uint64_t *regs;	 /* one u64 per bit set in regs_mask, low bit first */
+	uint64_t abi;	      /* PERF_SAMPLE_REGS_ABI_* */
+	uint64_t regs_mask;   /* the attr's sample_regs_user */
+	const uint64_t *regs; /* one u64 per bit set in regs_mask, low bit first */
 	uint32_t nr_regs;
-	const uint8_t *stack;	 /* the copied stack, starting at the sampled SP */
-	uint64_t stack_size;	 /* bytes valid (dyn_size) */
-	const char *arch;	 /* the capture's arch feature ("x86_64", "aarch64"), or NULL: host */
+	const uint8_t *stack; /* the copied stack, starting at the sampled SP */
+	uint64_t stack_size;  /* bytes valid (dyn_size) */
+	const char *arch;     /* the capture's arch feature ("x86_64", "aarch64"), or NULL: host */
 };
 
 /**

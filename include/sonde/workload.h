@@ -13,9 +13,9 @@
 #include <sys/types.h>
 
 struct sonde_workload {
-	pid_t pid;   /* the child, or -1 */
-	int go_fd;   /* write end of the gate */
-	int err_fd;  /* read end: the child's exec errno, EOF when exec worked */
+	pid_t pid;  /* the child, or -1 */
+	int go_fd;  /* write end of the gate */
+	int err_fd; /* read end: the child's exec errno, EOF when exec worked */
 };
 
 /**

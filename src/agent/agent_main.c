@@ -94,13 +94,15 @@ static int load_token(const char *token_file, char **tok, size_t *len)
 	r = sonde_agent_token_load(path, !token_file, tok, len);
 	if (r < 0)
 		return fail(2, "token file %s: %s", path,
-			    r == -EINVAL  ? "empty, longer than 256 bytes or not a regular file"
-			    : r == -EPERM ? "not this user's, or others may read it or its directory"
-					  : sonde_strerror(r));
+			    r == -EINVAL ? "empty, longer than 256 bytes or not a regular file"
+			    : r == -EPERM
+				? "not this user's, or others may read it or its directory"
+				: sonde_strerror(r));
 	if (token_file && stat(path, &st) == 0 && (st.st_mode & 0044))
 		fprintf(stderr, "sonde-agent: warning: %s is readable by others\n", path);
-	fprintf(stderr, "sonde-agent: %s token in %s (hosts: --token-file, or read there on this "
-			"machine)\n",
+	fprintf(stderr,
+		"sonde-agent: %s token in %s (hosts: --token-file, or read there on this "
+		"machine)\n",
 		r == 1 ? "new" : "the", path);
 	return 0;
 }
@@ -188,7 +190,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc || !!listen_at == use_stdio)
-		return fail(2, "give --listen ADDR:PORT|unix:PATH or --stdio; see sonde-agent --help");
+		return fail(2,
+			    "give --listen ADDR:PORT|unix:PATH or --stdio; see sonde-agent --help");
 	if (group && (!listen_at || strncmp(listen_at, "unix:", 5)))
 		return fail(2, "--allow-group goes with --listen unix:PATH");
 	if (group && agent_group_id(group, &l.allow_gid) < 0)

@@ -133,8 +133,7 @@ static int ssh_connect(struct sonde_agent_client *c, const char *target,
 
 /* The agent's ERROR text: kept whole in c->error, as c->err's 512 bytes
  * would cut an explanation mid-sentence. */
-static int agent_error(struct sonde_agent_client *c, int code, const char *prefix,
-		       const char *text)
+static int agent_error(struct sonde_agent_client *c, int code, const char *prefix, const char *text)
 {
 	snprintf(c->error, sizeof(c->error), "%s%s", prefix, text);
 	return sonde_errmsg_set(&c->err, code, "%s", c->error);

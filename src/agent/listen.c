@@ -52,7 +52,7 @@
 
 /* What the sessions and this loop share (MAP_SHARED). */
 struct shared {
-	int capture_pid;		  /* the session capturing, or 0 */
+	int capture_pid;	       /* the session capturing, or 0 */
 	int authed[AGENT_MAX_CLIENTS]; /* slot i's session got past AUTH */
 };
 
@@ -65,8 +65,7 @@ struct slot {
 static struct shared *my_shared;
 static unsigned my_slot;
 
-static int parse_tcp(const char *arg, struct sockaddr_storage *ss, socklen_t *len,
-		     bool *loopback)
+static int parse_tcp(const char *arg, struct sockaddr_storage *ss, socklen_t *len, bool *loopback)
 {
 	char host[128];
 	const char *colon = strrchr(arg, ':');

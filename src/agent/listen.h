@@ -16,13 +16,13 @@
 
 struct agent_listen {
 	int fd;
-	bool is_unix;	     /* "unix:PATH": peers are checked by their credentials */
-	bool loopback;	     /* a TCP address on loopback */
-	char path[108];	     /* the Unix socket's path, removed at the end */
-	bool have_group;     /* --allow-group */
-	gid_t allow_gid;     /* its members may use a Unix socket too */
-	unsigned max_clients; /* connections served at once (1..AGENT_MAX_CLIENTS) */
-	unsigned handshake_s; /* from accept to a valid AUTH */
+	bool is_unix;		 /* "unix:PATH": peers are checked by their credentials */
+	bool loopback;		 /* a TCP address on loopback */
+	char path[108];		 /* the Unix socket's path, removed at the end */
+	bool have_group;	 /* --allow-group */
+	gid_t allow_gid;	 /* its members may use a Unix socket too */
+	unsigned max_clients;	 /* connections served at once (1..AGENT_MAX_CLIENTS) */
+	unsigned handshake_s;	 /* from accept to a valid AUTH */
 	unsigned send_timeout_s; /* a host that reads nothing this long is dropped */
 	unsigned idle_s;	 /* a host that asks nothing this long is dropped */
 	bool once;		 /* exit after the first session */

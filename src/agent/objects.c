@@ -158,8 +158,8 @@ int agent_object_build_id(const struct agent_object *o, const char *path,
 		return -errno;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
-	else if (!S_ISREG(st.st_mode) || major(st.st_dev) != o->maj ||
-		 minor(st.st_dev) != o->min || st.st_ino != o->ino)
+	else if (!S_ISREG(st.st_mode) || major(st.st_dev) != o->maj || minor(st.st_dev) != o->min ||
+		 st.st_ino != o->ino)
 		r = -ESTALE;
 	else {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);

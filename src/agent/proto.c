@@ -733,8 +733,7 @@ void sonde_agent_put_auth(struct sonde_wbuf *b, uint32_t proto, const void *toke
 	sonde_wbuf_end(b);
 }
 
-int sonde_agent_get_auth(struct sonde_wmsg *m, uint32_t *proto, const void **token,
-			 uint32_t *len)
+int sonde_agent_get_auth(struct sonde_wmsg *m, uint32_t *proto, const void **token, uint32_t *len)
 {
 	*proto = sonde_wmsg_u32(m);
 	*token = sonde_wmsg_blob(m, SONDE_AGENT_MAX_TOKEN, len);
@@ -749,8 +748,7 @@ void sonde_agent_put_feature(struct sonde_wbuf *b, uint32_t bit, const void *dat
 	sonde_wbuf_end(b);
 }
 
-int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **data,
-			    uint32_t *len)
+int sonde_agent_get_feature(struct sonde_wmsg *m, uint32_t *bit, const void **data, uint32_t *len)
 {
 	*bit = sonde_wmsg_u32(m);
 	*data = sonde_wmsg_blob(m, SONDE_AGENT_MAX_REPLY, len);
@@ -766,8 +764,7 @@ void sonde_agent_put_buildid(struct sonde_wbuf *b, uint32_t kind, uint32_t pid, 
 	sonde_wbuf_end(b);
 }
 
-int sonde_agent_get_buildid(struct sonde_wmsg *m, uint32_t *kind, uint32_t *pid,
-			    const char **name)
+int sonde_agent_get_buildid(struct sonde_wmsg *m, uint32_t *kind, uint32_t *pid, const char **name)
 {
 	*kind = sonde_wmsg_u32(m);
 	*pid = sonde_wmsg_u32(m);
@@ -782,8 +779,7 @@ void sonde_agent_put_reply_blob(struct sonde_wbuf *b, uint16_t type, const void 
 	sonde_wbuf_end(b);
 }
 
-int sonde_agent_get_reply_blob(struct sonde_wmsg *m, uint32_t max, const void **p,
-			       uint32_t *len)
+int sonde_agent_get_reply_blob(struct sonde_wmsg *m, uint32_t max, const void **p, uint32_t *len)
 {
 	*p = sonde_wmsg_blob(m, max, len);
 	return sonde_wmsg_done(m);

@@ -270,14 +270,15 @@ static void capture_give(const struct session *s)
 	int me = (int)getpid();
 
 	if (s->cfg->capture_owner)
-		__atomic_compare_exchange_n(s->cfg->capture_owner, &me, 0, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		__atomic_compare_exchange_n(s->cfg->capture_owner, &me, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
 }
 
 static int parse_events(struct session *s, const struct sonde_agent_record_req *req,
 			struct sonde_evlist *l, char ***filters)
 {
-	struct sonde_roots roots = {.sysfs = "/sys", .tracefs = s->have_tracefs ? s->tracefs : NULL};
+	struct sonde_roots roots = {.sysfs = "/sys",
+				    .tracefs = s->have_tracefs ? s->tracefs : NULL};
 
 	for (uint32_t i = 0; i < req->nspecs; i++) {
 		size_t before = l->n;
@@ -567,14 +568,15 @@ static int do_list(struct session *s, struct sonde_wmsg *m)
 	sonde_agent_list_reply_begin(o, &n);
 	for (size_t i = 0; i < ne; i++)
 		sonde_agent_list_reply_add(o, &n, ev[i].name,
-			  ev[i].type == PERF_TYPE_HARDWARE ? hw_what : "Software event");
+					   ev[i].type == PERF_TYPE_HARDWARE ? hw_what
+									    : "Software event");
 	for (unsigned int i = 0; i < sonde_cache_event_count(); i++) {
 		uint64_t config;
 
 		if (sonde_cache_event_name(i, name, sizeof(name), &config))
 			sonde_agent_list_reply_add(o, &n, name,
-				  hw ? "Hardware cache event"
-				     : "Hardware cache event; not supported here");
+						   hw ? "Hardware cache event"
+						      : "Hardware cache event; not supported here");
 	}
 	sonde_strlist_init(&a);
 	sonde_pmu_names("/sys", &a);
@@ -602,7 +604,8 @@ static int do_list(struct session *s, struct sonde_wmsg *m)
 		}
 		sonde_strlist_fini(&a);
 	} else {
-		sonde_agent_list_reply_add(o, &n, "tracepoints", "not available: no tracefs on the target");
+		sonde_agent_list_reply_add(o, &n, "tracepoints",
+					   "not available: no tracefs on the target");
 	}
 	sonde_agent_list_reply_end(o, &n);
 	return send_out(s);
@@ -681,10 +684,11 @@ int sonde_agent_serve(const struct sonde_agent_config *cfg, int rfd, int wfd,
 		      struct sonde_errmsg *why)
 {
 	struct sonde_errmsg dummy;
-	struct session s = {.cfg = cfg, .conn = {.rfd = rfd,
-						       .wfd = wfd,
-						       .stop = cfg->stop_signal,
-						       .send_timeout_s = cfg->send_timeout_s}};
+	struct session s = {.cfg = cfg,
+			    .conn = {.rfd = rfd,
+				     .wfd = wfd,
+				     .stop = cfg->stop_signal,
+				     .send_timeout_s = cfg->send_timeout_s}};
 	struct sonde_agent_hello h;
 	struct utsname u;
 	int r;

@@ -239,9 +239,10 @@ static long choose(const struct annotate_cli *c, const struct sonde_report *rep,
 		return -1;
 	}
 	for (size_t i = 0; i < c->nids; i++) {
-		const struct sonde_symbol *s = c->ids[i] < sonde_symtab_nr_symbols(rep->ses->symtab)
-						   ? sonde_symtab_symbol(rep->ses->symtab, c->ids[i])
-						   : NULL;
+		const struct sonde_symbol *s =
+		    c->ids[i] < sonde_symtab_nr_symbols(rep->ses->symtab)
+			? sonde_symtab_symbol(rep->ses->symtab, c->ids[i])
+			: NULL;
 		if (!s) {
 			cli_error("no symbol id %u in %s (ids come from `sonde report --json` on "
 				  "the same file with the same symbol options)",

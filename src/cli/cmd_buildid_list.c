@@ -170,12 +170,9 @@ static int kernel_id(void)
 int cmd_buildid_list(int argc, char **argv, struct cli *cli)
 {
 	static const struct option opts[] = {
-	    {"input", required_argument, NULL, 'i'},
-	    {"with-hits", no_argument, NULL, 'H'},
-	    {"kernel", no_argument, NULL, 'k'},
-	    {"force", no_argument, NULL, 'f'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	    {"input", required_argument, NULL, 'i'}, {"with-hits", no_argument, NULL, 'H'},
+	    {"kernel", no_argument, NULL, 'k'},	     {"force", no_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},	     {0},
 	};
 	const char *input = "perf.data";
 	bool with_hits = false, kernel = false;

@@ -99,9 +99,9 @@ static void print_field(void *ctx, const char *name, const char *value)
 
 static void print_trace_fields(const struct sonde_tp_decoder *tp, const struct sonde_pd_attr *a)
 {
-	const struct sonde_tp_event *ev =
-	    tp && a->attr.type == PERF_TYPE_TRACEPOINT ? sonde_tp_find_id(tp, (uint32_t)a->attr.config)
-						       : NULL;
+	const struct sonde_tp_event *ev = tp && a->attr.type == PERF_TYPE_TRACEPOINT
+					      ? sonde_tp_find_id(tp, (uint32_t)a->attr.config)
+					      : NULL;
 
 	if (!ev) {
 		printf(" (not a tracepoint)");
@@ -149,8 +149,10 @@ static int evlist(const struct evlist_cli *c)
 	}
 	nattrs = sonde_pd_reader_nr_attrs(r);
 	if (c->group && sonde_pd_reader_feature(r, SONDE_PD_FEAT_GROUP_DESC, &data, &size) == 0)
-		ngroups = parse_groups(data, size, nattrs, groups, sizeof(groups) / sizeof(groups[0]));
-	if (c->trace_fields && (ret = sonde_tp_decoder_open_capture(&tp, r, &err)) && ret != -ENOENT)
+		ngroups =
+		    parse_groups(data, size, nattrs, groups, sizeof(groups) / sizeof(groups[0]));
+	if (c->trace_fields && (ret = sonde_tp_decoder_open_capture(&tp, r, &err)) &&
+	    ret != -ENOENT)
 		cli_warn("%s: tracepoint formats: %s", c->input,
 			 err.text[0] ? err.text : sonde_strerror(ret));
 	for (size_t i = 0; i < nattrs; i++) {
@@ -173,11 +175,13 @@ static int evlist(const struct evlist_cli *c)
 		}
 		printf("%s%s{", g->name ? g->name : "", g->name ? ":" : "");
 		for (uint32_t m = 0; m < g->nr; m++)
-			printf("%s%s", m ? "," : "", event_name(sonde_pd_reader_attr(r, g->leader + m)));
+			printf("%s%s", m ? "," : "",
+			       event_name(sonde_pd_reader_attr(r, g->leader + m)));
 		printf("}\n");
 	}
 	if (has_tracepoint && !c->trace_fields)
-		printf("# Tip: use 'sonde evlist --trace-fields' to show fields for tracepoint events\n");
+		printf(
+		    "# Tip: use 'sonde evlist --trace-fields' to show fields for tracepoint events\n");
 	sonde_tp_decoder_free(tp);
 	sonde_pd_reader_close(r);
 	return EXIT_OK;

@@ -22,18 +22,18 @@
 #include "cli.h"
 
 static const char list_usage[] =
-	"usage: sonde list [GLOB | hw | sw | cache | pmu | tracepoint | probe]\n"
-	"\n"
-	"Lists the events of this machine that -e accepts, grouped as perf list does:\n"
-	"hardware, software and hardware cache events, raw and PMU syntax, named PMU\n"
-	"events from sysfs, breakpoints, tracepoints from tracefs and dynamic probes.\n"
-	"A GLOB (e.g. 'sched:*', '*fault*') keeps matching names; a class keeps one group.\n"
-	"Groups this machine can't use are marked as such.\n"
-	"\n"
-	"  --target HOST:PORT|ssh://...|unix:PATH\n"
-	"                                list what a target running sonde-agent supports\n"
-	"  --token-file FILE             the agent's token (or --token TOKEN, or\n"
-	"                                $SONDE_AGENT_TOKEN; see sonde-agent(1))\n";
+    "usage: sonde list [GLOB | hw | sw | cache | pmu | tracepoint | probe]\n"
+    "\n"
+    "Lists the events of this machine that -e accepts, grouped as perf list does:\n"
+    "hardware, software and hardware cache events, raw and PMU syntax, named PMU\n"
+    "events from sysfs, breakpoints, tracepoints from tracefs and dynamic probes.\n"
+    "A GLOB (e.g. 'sched:*', '*fault*') keeps matching names; a class keeps one group.\n"
+    "Groups this machine can't use are marked as such.\n"
+    "\n"
+    "  --target HOST:PORT|ssh://...|unix:PATH\n"
+    "                                list what a target running sonde-agent supports\n"
+    "  --token-file FILE             the agent's token (or --token TOKEN, or\n"
+    "                                $SONDE_AGENT_TOKEN; see sonde-agent(1))\n";
 
 struct lister {
 	const char *glob;  /* NULL: everything */
@@ -123,7 +123,8 @@ static void list_tracepoints(struct lister *ls, const char *tracefs,
 	r = sonde_tracepoint_systems(tracefs, &systems);
 	/* tracefs is root's alone by default (mode 0700): say so, never list nothing. */
 	if (r < 0)
-		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs, sonde_strerror(r),
+		snprintf(ls->tp_why, sizeof(ls->tp_why), "%s/events: %s%s", tracefs,
+			 sonde_strerror(r),
 			 r == -EACCES || r == -EPERM ? " (tracefs is readable by root only: run "
 						       "as root, or chmod the tracefs mount)"
 						     : "");
@@ -153,8 +154,7 @@ static void list_tracepoints(struct lister *ls, const char *tracefs,
  * The probes of one kind defined now ("SYS:EVENT", from @kind_events).
  * Return: 0, or -errno when the kernel has no such probes.
  */
-static int probe_names(const struct sonde_roots *roots, const char *kind,
-		       struct sonde_strlist *out)
+static int probe_names(const struct sonde_roots *roots, const char *kind, struct sonde_strlist *out)
 {
 	char path[PATH_MAX], *text = NULL;
 	size_t len;
@@ -210,7 +210,8 @@ static void list_probes(struct lister *ls, const struct sonde_roots *roots)
 		}
 		for (size_t i = 0; i < names.n; i++)
 			if (matches(ls, names.v[i]))
-				line(ls, names.v[i], k ? "Kernel dynamic probe" : "User dynamic probe");
+				line(ls, names.v[i],
+				     k ? "Kernel dynamic probe" : "User dynamic probe");
 		sonde_strlist_fini(&names);
 	}
 }
@@ -261,10 +262,11 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	if (!ls.glob && !ls.klass) {
 		printf("\nList of pre-defined events (to be used in -e):\n\n");
 		if (hw < 0)
-			printf("  Note: this machine has no usable hardware PMU (perf_event_open: %s);\n"
-			       "  hardware, cache and raw events can't be counted here.  cpu-clock and\n"
-			       "  task-clock sample by timer instead.\n\n",
-			       sonde_strerror(hw));
+			printf(
+			    "  Note: this machine has no usable hardware PMU (perf_event_open: %s);\n"
+			    "  hardware, cache and raw events can't be counted here.  cpu-clock and\n"
+			    "  task-clock sample by timer instead.\n\n",
+			    sonde_strerror(hw));
 	}
 	if (want_class(&ls, "hw"))
 		list_named(&ls, PERF_TYPE_HARDWARE, hw_what);
@@ -274,8 +276,9 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 		list_cache(&ls, cache_what);
 	if (want_class(&ls, "pmu")) {
 		if (!ls.glob) {
-			line(&ls, "rNNN", hw < 0 ? "Raw hardware event descriptor; not supported here"
-						 : "Raw hardware event descriptor");
+			line(&ls, "rNNN",
+			     hw < 0 ? "Raw hardware event descriptor; not supported here"
+				    : "Raw hardware event descriptor");
 			line(&ls, "PMU/t1=v1[,t2=v2,t3 ...]/modifier",
 			     "Raw hardware event descriptor (terms in sysfs format/)");
 		}

@@ -42,49 +42,49 @@
 #include "cli.h"
 
 static const char record_usage[] =
-	"usage: sonde record [options] [-- COMMAND [ARGS]]\n"
-	"\n"
-	"Samples events into a perf.data file that sonde report and perf report read.\n"
-	"\n"
-	"  -e, --event SPEC       events to sample (default: cycles, or cpu-clock without a PMU)\n"
-	"      --filter EXPR      kernel filter for the tracepoints of the last -e\n"
-	"  -F, --freq HZ          samples per second (default 4000)\n"
-	"  -c, --count N          sample every N events\n"
-	"  -g                     call chains (frame pointers)\n"
-	"      --call-graph MODE  fp, or dwarf[,SIZE] (user stack copy, default 8192 bytes)\n"
-	"  -p, --pid PID[,PID]    record existing processes (and threads they create)\n"
-	"  -t, --tid TID[,TID]    record existing threads\n"
-	"  -a, --all-cpus         record every CPU (system wide)\n"
-	"  -C, --cpu CPUS         record these CPUs only; implies -a\n"
-	"  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old);\n"
-	"                         - or a FIFO: perf's pipe format, streamed (perf report -i -)\n"
-	"  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
-	"  -z, --compression-level[=N]\n"
-	"                         compress records with zstd level N (default 1), as perf -z\n"
-	"      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
-	"      --no-kallsyms      don't\n"
-	"      --buildid-dir DIR  perf's build-id cache, where the [vdso] image is kept\n"
-	"                         (default ~/.debug)\n"
-	"  -N, --no-buildid-cache don't keep the [vdso] image there\n"
-	"  -B, --no-buildid       don't collect build ids of the objects with samples\n"
-	"  -T, --timestamp        sample times (always on: sonde's samples carry them)\n"
-	"  -d, --data             sample data addresses (and record data mappings)\n"
-	"      --switch-events    record context switches (PERF_RECORD_SWITCH)\n"
-	"      --namespaces       record the namespaces of new tasks\n"
-	"      --user-regs[=REGS] sample user registers (comma-separated, default all;\n"
-	"                         perf's names: --user-regs=? lists them)\n"
-	"      --intr-regs[=REGS] sample the registers at the interrupt (same names)\n"
-	"  -D, --delay MSECS      start the events MSECS after the command starts\n"
-	"      --max-size SIZE    stop when the records reach SIZE (B, K, M, G suffix)\n"
-	"      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
-	"                         capture on a target running sonde-agent (the command\n"
-	"                         runs there); the file is written here\n"
-	"      --token-file FILE  the agent's token (or --token TOKEN, or $SONDE_AGENT_TOKEN;\n"
-	"                         a local agent's default file is read when none is given)\n"
-	"  -q, --quiet            no summary line and no warnings\n"
-	"  -h, --help             this help\n"
-	"\n"
-	"Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
+    "usage: sonde record [options] [-- COMMAND [ARGS]]\n"
+    "\n"
+    "Samples events into a perf.data file that sonde report and perf report read.\n"
+    "\n"
+    "  -e, --event SPEC       events to sample (default: cycles, or cpu-clock without a PMU)\n"
+    "      --filter EXPR      kernel filter for the tracepoints of the last -e\n"
+    "  -F, --freq HZ          samples per second (default 4000)\n"
+    "  -c, --count N          sample every N events\n"
+    "  -g                     call chains (frame pointers)\n"
+    "      --call-graph MODE  fp, or dwarf[,SIZE] (user stack copy, default 8192 bytes)\n"
+    "  -p, --pid PID[,PID]    record existing processes (and threads they create)\n"
+    "  -t, --tid TID[,TID]    record existing threads\n"
+    "  -a, --all-cpus         record every CPU (system wide)\n"
+    "  -C, --cpu CPUS         record these CPUs only; implies -a\n"
+    "  -o, --output FILE      output file (default perf.data; the old one becomes FILE.old);\n"
+    "                         - or a FIFO: perf's pipe format, streamed (perf report -i -)\n"
+    "  -m, --mmap-pages N     ring size per CPU in pages (a power of two, default 128)\n"
+    "  -z, --compression-level[=N]\n"
+    "                         compress records with zstd level N (default 1), as perf -z\n"
+    "      --kallsyms         keep a kallsyms snapshot in the file (default with -a)\n"
+    "      --no-kallsyms      don't\n"
+    "      --buildid-dir DIR  perf's build-id cache, where the [vdso] image is kept\n"
+    "                         (default ~/.debug)\n"
+    "  -N, --no-buildid-cache don't keep the [vdso] image there\n"
+    "  -B, --no-buildid       don't collect build ids of the objects with samples\n"
+    "  -T, --timestamp        sample times (always on: sonde's samples carry them)\n"
+    "  -d, --data             sample data addresses (and record data mappings)\n"
+    "      --switch-events    record context switches (PERF_RECORD_SWITCH)\n"
+    "      --namespaces       record the namespaces of new tasks\n"
+    "      --user-regs[=REGS] sample user registers (comma-separated, default all;\n"
+    "                         perf's names: --user-regs=? lists them)\n"
+    "      --intr-regs[=REGS] sample the registers at the interrupt (same names)\n"
+    "  -D, --delay MSECS      start the events MSECS after the command starts\n"
+    "      --max-size SIZE    stop when the records reach SIZE (B, K, M, G suffix)\n"
+    "      --target HOST:PORT|ssh://[USER@]HOST[:PORT]|unix:PATH\n"
+    "                         capture on a target running sonde-agent (the command\n"
+    "                         runs there); the file is written here\n"
+    "      --token-file FILE  the agent's token (or --token TOKEN, or $SONDE_AGENT_TOKEN;\n"
+    "                         a local agent's default file is read when none is given)\n"
+    "  -q, --quiet            no summary line and no warnings\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "Stop a system-wide or attached capture with Ctrl-C or SIGTERM.  See sonde-record(1).\n";
 
 struct record_opts {
 	struct sonde_evlist events;
@@ -98,7 +98,7 @@ struct record_opts {
 	uint32_t dwarf_size;
 	unsigned int pages;
 	const char *output;
-	int kallsyms; /* -1 default, 0 no, 1 yes */
+	int kallsyms;		 /* -1 default, 0 no, 1 yes */
 	const char *buildid_dir; /* --buildid-dir */
 	bool no_buildid_cache;
 	bool no_buildid; /* -B */
@@ -107,7 +107,7 @@ struct record_opts {
 	unsigned int delay_ms;
 	uint64_t max_size; /* --max-size: bytes of records, 0: none */
 	bool size_reached;
-	int zlevel;   /* 0: no compression */
+	int zlevel; /* 0: no compression */
 	char **argv;
 	/* --target: the -e and --filter arguments go to the target as they are */
 	const char *target;
@@ -166,7 +166,8 @@ static int set_filter(struct record_opts *o, size_t first, const char *expr)
 		any = true;
 	}
 	if (!any)
-		return cli_usage_error("record", "--filter applies to a tracepoint: put it after -e SYS:EVENT");
+		return cli_usage_error(
+		    "record", "--filter applies to a tracepoint: put it after -e SYS:EVENT");
 	return 0;
 }
 
@@ -240,40 +241,53 @@ static int parse_size(const char *arg, uint64_t *out)
 
 static int parse_options(int argc, char **argv, struct record_opts *o, struct cli *cli)
 {
-	enum { OPT_CG = 256, OPT_FILTER, OPT_KALLSYMS, OPT_NO_KALLSYMS, OPT_TARGET, OPT_TOKEN, OPT_TOKEN_STR,
-	       OPT_BUILDID_DIR, OPT_SWITCH, OPT_NS, OPT_UREGS, OPT_IREGS, OPT_MAX_SIZE };
+	enum {
+		OPT_CG = 256,
+		OPT_FILTER,
+		OPT_KALLSYMS,
+		OPT_NO_KALLSYMS,
+		OPT_TARGET,
+		OPT_TOKEN,
+		OPT_TOKEN_STR,
+		OPT_BUILDID_DIR,
+		OPT_SWITCH,
+		OPT_NS,
+		OPT_UREGS,
+		OPT_IREGS,
+		OPT_MAX_SIZE
+	};
 	static const struct option opts[] = {
-		{"event", required_argument, NULL, 'e'},
-		{"filter", required_argument, NULL, OPT_FILTER},
-		{"freq", required_argument, NULL, 'F'},
-		{"count", required_argument, NULL, 'c'},
-		{"call-graph", required_argument, NULL, OPT_CG},
-		{"pid", required_argument, NULL, 'p'},
-		{"tid", required_argument, NULL, 't'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"cpu", required_argument, NULL, 'C'},
-		{"output", required_argument, NULL, 'o'},
-		{"mmap-pages", required_argument, NULL, 'm'},
-		{"compression-level", optional_argument, NULL, 'z'},
-		{"kallsyms", no_argument, NULL, OPT_KALLSYMS},
-		{"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
-		{"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
-		{"no-buildid-cache", no_argument, NULL, 'N'},
-		{"no-buildid", no_argument, NULL, 'B'},
-		{"timestamp", no_argument, NULL, 'T'},
-		{"data", no_argument, NULL, 'd'},
-		{"switch-events", no_argument, NULL, OPT_SWITCH},
-		{"namespaces", no_argument, NULL, OPT_NS},
-		{"user-regs", optional_argument, NULL, OPT_UREGS},
-		{"intr-regs", optional_argument, NULL, OPT_IREGS},
-		{"delay", required_argument, NULL, 'D'},
-		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
-		{"target", required_argument, NULL, OPT_TARGET},
-		{"token-file", required_argument, NULL, OPT_TOKEN},
-		{"token", required_argument, NULL, OPT_TOKEN_STR},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"event", required_argument, NULL, 'e'},
+	    {"filter", required_argument, NULL, OPT_FILTER},
+	    {"freq", required_argument, NULL, 'F'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"call-graph", required_argument, NULL, OPT_CG},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"tid", required_argument, NULL, 't'},
+	    {"all-cpus", no_argument, NULL, 'a'},
+	    {"cpu", required_argument, NULL, 'C'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"mmap-pages", required_argument, NULL, 'm'},
+	    {"compression-level", optional_argument, NULL, 'z'},
+	    {"kallsyms", no_argument, NULL, OPT_KALLSYMS},
+	    {"no-kallsyms", no_argument, NULL, OPT_NO_KALLSYMS},
+	    {"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
+	    {"no-buildid-cache", no_argument, NULL, 'N'},
+	    {"no-buildid", no_argument, NULL, 'B'},
+	    {"timestamp", no_argument, NULL, 'T'},
+	    {"data", no_argument, NULL, 'd'},
+	    {"switch-events", no_argument, NULL, OPT_SWITCH},
+	    {"namespaces", no_argument, NULL, OPT_NS},
+	    {"user-regs", optional_argument, NULL, OPT_UREGS},
+	    {"intr-regs", optional_argument, NULL, OPT_IREGS},
+	    {"delay", required_argument, NULL, 'D'},
+	    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+	    {"target", required_argument, NULL, OPT_TARGET},
+	    {"token-file", required_argument, NULL, OPT_TOKEN},
+	    {"token", required_argument, NULL, OPT_TOKEN_STR},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	size_t last_first = 0;
 	char *end;
@@ -282,7 +296,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 	/* A remote capture's events are the target's: find --target first. */
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
 		if (!strncmp(argv[i], "--target", 8) && (argv[i][8] == '=' || !argv[i][8]))
-			o->target = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
+			o->target =
+			    argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
 	optind = 1;
 	/*
 	 * getopt_long() sets optarg for every option that requires an argument;
@@ -328,8 +343,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 		case OPT_FILTER:
 			if (o->target) {
 				if (!o->nspecs)
-					return cli_usage_error("record", "--filter applies to a tracepoint: "
-									 "put it after -e SYS:EVENT");
+					return cli_usage_error("record",
+							       "--filter applies to a tracepoint: "
+							       "put it after -e SYS:EVENT");
 				o->spec_filters[o->nspecs - 1] = optarg;
 				break;
 			}
@@ -377,7 +393,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			unsigned long v = strtoul(optarg, &end, 10);
 
 			if (*end || !v || (v & (v - 1)) || v > (1ul << 20))
-				return cli_usage_error("record", "-m needs a power of two number of pages");
+				return cli_usage_error("record",
+						       "-m needs a power of two number of pages");
 			o->pages = (unsigned int)v;
 			break;
 		}
@@ -385,10 +402,12 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			long v = optarg ? strtol(optarg, &end, 10) : 1;
 
 			if ((optarg && *end) || v < 1 || v > 22)
-				return cli_usage_error("record", "-z takes a zstd level from 1 to 22");
+				return cli_usage_error("record",
+						       "-z takes a zstd level from 1 to 22");
 			if (!sonde_pd_writer_can_compress())
-				return cli_usage_error("record", "this sonde was built without zstd: "
-								 "-z is unavailable");
+				return cli_usage_error("record",
+						       "this sonde was built without zstd: "
+						       "-z is unavailable");
 			o->zlevel = (int)v;
 			break;
 		}
@@ -428,15 +447,18 @@ static int parse_options(int argc, char **argv, struct record_opts *o, struct cl
 			long v = strtol(optarg, &end, 10);
 
 			if (*end || v < 0 || v > 24L * 3600 * 1000)
-				return cli_usage_error("record", "--delay takes milliseconds (0 or more; "
-								 "perf's -1 needs --control, which sonde lacks)");
+				return cli_usage_error(
+				    "record", "--delay takes milliseconds (0 or more; "
+					      "perf's -1 needs --control, which sonde lacks)");
 			o->delay_ms = (unsigned int)v;
 			break;
 		}
 		case OPT_MAX_SIZE:
 			if (parse_size(optarg, &o->max_size) < 0)
-				return cli_usage_error("record", "--max-size takes a size such as 100M, "
-								 "not '%s'", optarg);
+				return cli_usage_error("record",
+						       "--max-size takes a size such as 100M, "
+						       "not '%s'",
+						       optarg);
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
@@ -489,9 +511,9 @@ struct capture {
 	struct sonde_capture cap;
 	struct sonde_record *rec; /* borrowed from cap */
 	struct sonde_cpulist cpus;
-	int status;       /* workload wait status, -1 if none */
+	int status;	  /* workload wait status, -1 if none */
 	bool interrupted; /* stopped by a signal */
-	bool captured;    /* the capture ran: the file is worth keeping */
+	bool captured;	  /* the capture ran: the file is worth keeping */
 	int write_err;
 	time_t size_reached_at; /* --max-size: when the command got SIGTERM */
 };
@@ -505,8 +527,8 @@ static int declare_events(struct capture *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->rec->nevents; i++) {
 		size_t n = sonde_record_event_ids(c->rec, i, ids, max);
-		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i], sonde_record_event_name(c->rec, i),
-						 ids, n);
+		int r = sonde_pd_writer_add_attr(c->w, &c->rec->attrs[i],
+						 sonde_record_event_name(c->rec, i), ids, n);
 
 		if (r < 0) {
 			free(ids);
@@ -525,14 +547,15 @@ static void warn_kernel_map_hidden(void)
 
 	sonde_doctor_config_default(&cfg);
 	why = sonde_doctor_explain_kallsyms(&cfg, buf, sizeof(buf));
-	cli_warn("no kernel map in the capture: %s", why ? why : "kallsyms lists no _text or _stext");
+	cli_warn("no kernel map in the capture: %s",
+		 why ? why : "kallsyms lists no _text or _stext");
 }
 
 #define MIB (1024.0 * 1024.0)
 
 /* What the summary line reports: the output as it ended up. */
 struct summary {
-	uint64_t file_bytes; /* the file's size (a stream: the record bytes sent) */
+	uint64_t file_bytes;  /* the file's size (a stream: the record bytes sent) */
 	uint64_t raw, packed; /* record bytes before and after -z */
 	int64_t samples;      /* samples in the file, -1: all that were captured */
 };
@@ -648,8 +671,8 @@ static int finish_file(struct capture *c, struct summary *sum)
 	}
 	c->w = NULL;
 	/* The real size, header features included (not just the records). */
-	sum->file_bytes = !c->of.stream && fstat(c->of.fd, &st) == 0 ? (uint64_t)st.st_size
-								     : sum->packed;
+	sum->file_bytes =
+	    !c->of.stream && fstat(c->of.fd, &st) == 0 ? (uint64_t)st.st_size : sum->packed;
 	/* After a write error the file holds fewer samples than were captured. */
 	sum->samples = ret != EXIT_OK && !c->of.stream ? samples_in(path) : -1;
 	return ret;
@@ -758,8 +781,8 @@ static int run_capture(struct capture *c, int argc, char **argv)
 
 		if (c->rec && c->rec->failed)
 			cli_error("%s\n  %s", c->rec->err.text,
-				  sonde_doctor_explain_open_error(&c->rec->failed->attr,
-								  c->rec->failed_err, why, sizeof(why)));
+				  sonde_doctor_explain_open_error(
+				      &c->rec->failed->attr, c->rec->failed_err, why, sizeof(why)));
 		else
 			cli_error("%s", c->cap.err.text);
 		goto out;
@@ -773,11 +796,11 @@ static int run_capture(struct capture *c, int argc, char **argv)
 		cli_user_only(&o->events, user_only);
 	}
 	if (c->rec->freq_asked)
-		cli_warn("maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
-			 "(raise kernel.perf_event_max_sample_rate to sample faster)",
-			 (unsigned long long)c->rec->max_freq,
-			 (unsigned long long)c->rec->freq_asked,
-			 (unsigned long long)c->rec->max_freq);
+		cli_warn(
+		    "maximum frequency rate (%llu Hz) exceeded, throttling from %llu Hz to %llu Hz "
+		    "(raise kernel.perf_event_max_sample_rate to sample faster)",
+		    (unsigned long long)c->rec->max_freq, (unsigned long long)c->rec->freq_asked,
+		    (unsigned long long)c->rec->max_freq);
 	r = declare_events(c);
 	if (r == 0)
 		r = record_header_features(c->w, argc, argv);
@@ -790,8 +813,9 @@ static int run_capture(struct capture *c, int argc, char **argv)
 	if (r == 0 && c->cap.kernel_map_hidden)
 		warn_kernel_map_hidden();
 	if (r < 0) {
-		cli_error("can't write %s: %s", o->output, sonde_pd_writer_errmsg(c->w)[0]
-				 ? sonde_pd_writer_errmsg(c->w) : sonde_strerror(r));
+		cli_error("can't write %s: %s", o->output,
+			  sonde_pd_writer_errmsg(c->w)[0] ? sonde_pd_writer_errmsg(c->w)
+							  : sonde_strerror(r));
 		goto out;
 	}
 	r = sonde_capture_run(&c->cap);
@@ -817,23 +841,24 @@ out:
 static int run_remote(struct record_opts *o, int argc, char **argv)
 {
 	const char **cmdline = calloc((size_t)argc + 2, sizeof(*cmdline));
-	uint32_t *pids = calloc(o->npids + 1, sizeof(*pids)), *tids = calloc(o->ntids + 1, sizeof(*tids));
+	uint32_t *pids = calloc(o->npids + 1, sizeof(*pids)),
+		 *tids = calloc(o->ntids + 1, sizeof(*tids));
 	struct sonde_agent_record_req req = {
-		.nspecs = (uint32_t)o->nspecs,
-		.specs = o->specs,
-		.filters = o->spec_filters,
-		.freq = o->freq,
-		.period = o->period,
-		.callgraph = o->cg,
-		.dwarf_size = o->dwarf_size,
-		.pages = o->pages,
-		.cpu_list = o->cpu_list ? o->cpu_list : "",
-		.npids = (uint32_t)o->npids,
-		.ntids = (uint32_t)o->ntids,
-		.pids = pids,
-		.tids = tids,
-		.cmdline = cmdline,
-		.cmdc = (uint32_t)argc + 1,
+	    .nspecs = (uint32_t)o->nspecs,
+	    .specs = o->specs,
+	    .filters = o->spec_filters,
+	    .freq = o->freq,
+	    .period = o->period,
+	    .callgraph = o->cg,
+	    .dwarf_size = o->dwarf_size,
+	    .pages = o->pages,
+	    .cpu_list = o->cpu_list ? o->cpu_list : "",
+	    .npids = (uint32_t)o->npids,
+	    .ntids = (uint32_t)o->ntids,
+	    .pids = pids,
+	    .tids = tids,
+	    .cmdline = cmdline,
+	    .cmdc = (uint32_t)argc + 1,
 	};
 	int ret = EXIT_FAIL;
 
@@ -868,11 +893,11 @@ out:
 int cmd_record(int argc, char **argv, struct cli *cli)
 {
 	struct record_opts o = {
-		.freq = SONDE_RECORD_DEFAULT_FREQ,
-		.dwarf_size = SONDE_RECORD_DEFAULT_DWARF,
-		.pages = SONDE_RECORD_DEFAULT_PAGES,
-		.output = "perf.data",
-		.kallsyms = -1,
+	    .freq = SONDE_RECORD_DEFAULT_FREQ,
+	    .dwarf_size = SONDE_RECORD_DEFAULT_DWARF,
+	    .pages = SONDE_RECORD_DEFAULT_PAGES,
+	    .output = "perf.data",
+	    .kallsyms = -1,
 	};
 	struct capture c = {.o = &o, .cli = cli, .status = -1, .of = {.fd = -1}};
 	struct summary sum = {0, 0, 0, -1};
@@ -910,7 +935,8 @@ int cmd_record(int argc, char **argv, struct cli *cli)
 		sonde_outfile_abort(&c.of);
 	}
 	if (c.captured && o.size_reached && !cli_quiet)
-		fprintf(stderr, "[ sonde record: size limit reached (%llu KB), stopping the capture ]\n",
+		fprintf(stderr,
+			"[ sonde record: size limit reached (%llu KB), stopping the capture ]\n",
 			(unsigned long long)(o.max_size >> 10));
 	if (c.captured && !cli_quiet)
 		print_summary(&c, &sum);

@@ -77,7 +77,7 @@ struct report_cli {
 	const char *input;
 	const char *html; /* --html FILE */
 	bool json, verbose, quiet, stats;
-	int header; /* 1: --header, 2: --header-only */
+	int header;   /* 1: --header, 2: --header-only */
 	int children; /* -1: default */
 	int graph;    /* -1: default, 0 none, 1 callee, 2 caller */
 	const char *sort;
@@ -322,7 +322,8 @@ static void warn_capture(const struct report_cli *c, const struct sonde_report *
 	else if (rep->ses->lost)
 		cli_warn("%llu events were lost in %llu chunks during the capture (the report "
 			 "undercounts)",
-			 (unsigned long long)rep->ses->lost, (unsigned long long)rep->ses->lost_chunks);
+			 (unsigned long long)rep->ses->lost,
+			 (unsigned long long)rep->ses->lost_chunks);
 	if (!rep->ses->walk.samples)
 		cli_warn("%s has no samples", c->input);
 	if (rep->ses->throttled)
@@ -414,7 +415,8 @@ static int show_header(const struct report_cli *c, struct sonde_pd_reader *r)
 		st.st_mtime = 0;
 	if (sonde_header_print(stdout, r, st.st_mtime) < 0) {
 		cli_error("%s: a pipe-format capture carries its header as records: "
-			  "--header is not supported for it", c->input);
+			  "--header is not supported for it",
+			  c->input);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

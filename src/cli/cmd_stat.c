@@ -27,26 +27,26 @@
 #include "stat.h"
 
 static const char stat_usage[] =
-	"usage: sonde stat [options] [-- COMMAND [ARGS]]\n"
-	"\n"
-	"Counts events while COMMAND runs, or on running processes (-p), threads (-t)\n"
-	"or CPUs (-a, -C) until Ctrl-C.  Output goes to stderr, as perf's does.\n"
-	"\n"
-	"  -e, --event SPEC       events to count (repeatable, comma-separated, groups {a,b});\n"
-	"                         default: task-clock, context-switches, cpu-migrations,\n"
-	"                         page-faults, cycles, instructions, branches, branch-misses\n"
-	"  -p, --pid PID[,PID]    count existing processes (all their threads)\n"
-	"  -t, --tid TID[,TID]    count existing threads\n"
-	"  -a, --all-cpus         count on every CPU (system wide)\n"
-	"  -C, --cpu CPUS         count on these CPUs only (e.g. 0-2,4); implies -a\n"
-	"  -r, --repeat N         run COMMAND N times; print means and their variation\n"
-	"  -I, --interval-print MS  print counts every MS milliseconds\n"
-	"  -x, --field-separator SEP  CSV output with separator SEP\n"
-	"      --json             JSON output, one object per line\n"
-	"  -o, --output FILE      write the counts to FILE instead of stderr\n"
-	"  -h, --help             this help\n"
-	"\n"
-	"The exit status is COMMAND's.  See sonde-stat(1).\n";
+    "usage: sonde stat [options] [-- COMMAND [ARGS]]\n"
+    "\n"
+    "Counts events while COMMAND runs, or on running processes (-p), threads (-t)\n"
+    "or CPUs (-a, -C) until Ctrl-C.  Output goes to stderr, as perf's does.\n"
+    "\n"
+    "  -e, --event SPEC       events to count (repeatable, comma-separated, groups {a,b});\n"
+    "                         default: task-clock, context-switches, cpu-migrations,\n"
+    "                         page-faults, cycles, instructions, branches, branch-misses\n"
+    "  -p, --pid PID[,PID]    count existing processes (all their threads)\n"
+    "  -t, --tid TID[,TID]    count existing threads\n"
+    "  -a, --all-cpus         count on every CPU (system wide)\n"
+    "  -C, --cpu CPUS         count on these CPUs only (e.g. 0-2,4); implies -a\n"
+    "  -r, --repeat N         run COMMAND N times; print means and their variation\n"
+    "  -I, --interval-print MS  print counts every MS milliseconds\n"
+    "  -x, --field-separator SEP  CSV output with separator SEP\n"
+    "      --json             JSON output, one object per line\n"
+    "  -o, --output FILE      write the counts to FILE instead of stderr\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "The exit status is COMMAND's.  See sonde-stat(1).\n";
 
 #define DEFAULT_EVENTS                                                                             \
 	"context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses"
@@ -61,7 +61,7 @@ struct stat_opts {
 	long interval_ms;
 	struct stat_printer pr;
 	const char *output;
-	char **argv; /* workload, or NULL */
+	char **argv;	      /* workload, or NULL */
 	bool explicit_events; /* -e given: explain the ones not supported */
 };
 
@@ -76,8 +76,8 @@ static void print_target(const struct stat_opts *o, char *buf, size_t len)
 
 		used += (size_t)snprintf(buf, len, "'");
 		for (char **a = o->argv; *a && used < len; a++)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s", a == o->argv ? "" : " ",
-						 *a);
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 a == o->argv ? "" : " ", *a);
 		if (used < len)
 			snprintf(buf + used, len - used, "'");
 	} else if (o->npids) {
@@ -133,8 +133,11 @@ static int count(struct stat_opts *o, struct sonde_stat *s)
 	struct sonde_cpulist cpus = {0};
 	struct sonde_stat_opts so = {
 	    .events = &o->events,
-	    .target = {.procfs = "/proc", .pids = o->pids, .npids = o->npids,
-		       .tids = o->tids, .ntids = o->ntids},
+	    .target = {.procfs = "/proc",
+		       .pids = o->pids,
+		       .npids = o->npids,
+		       .tids = o->tids,
+		       .ntids = o->ntids},
 	    .argv = o->argv,
 	    .repeat = o->repeat,
 	    .interval_ms = o->interval_ms,
@@ -172,9 +175,8 @@ static int count(struct stat_opts *o, struct sonde_stat *s)
 
 		if (s->failed == SONDE_STAT_OPEN && s->cs.failed)
 			cli_error("%s\n  %s", s->err.text,
-				  sonde_doctor_explain_open_error(&s->cs.failed->attr,
-								  s->cs.failed_err, why,
-								  sizeof(why)));
+				  sonde_doctor_explain_open_error(
+				      &s->cs.failed->attr, s->cs.failed_err, why, sizeof(why)));
 		else
 			cli_error("%s", s->err.text);
 		ret = s->failed == SONDE_STAT_EXEC ? 127 : EXIT_FAIL;
@@ -202,18 +204,18 @@ static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli 
 {
 	enum { OPT_JSON = 256 };
 	static const struct option opts[] = {
-		{"event", required_argument, NULL, 'e'},
-		{"pid", required_argument, NULL, 'p'},
-		{"tid", required_argument, NULL, 't'},
-		{"all-cpus", no_argument, NULL, 'a'},
-		{"cpu", required_argument, NULL, 'C'},
-		{"repeat", required_argument, NULL, 'r'},
-		{"interval-print", required_argument, NULL, 'I'},
-		{"field-separator", required_argument, NULL, 'x'},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"event", required_argument, NULL, 'e'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"tid", required_argument, NULL, 't'},
+	    {"all-cpus", no_argument, NULL, 'a'},
+	    {"cpu", required_argument, NULL, 'C'},
+	    {"repeat", required_argument, NULL, 'r'},
+	    {"interval-print", required_argument, NULL, 'I'},
+	    {"field-separator", required_argument, NULL, 'x'},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int c, r;
 	char *end;
@@ -254,7 +256,8 @@ static int parse_options(int argc, char **argv, struct stat_opts *o, struct cli 
 		case 'I':
 			o->interval_ms = strtol(optarg, &end, 10);
 			if (*end || o->interval_ms < 10)
-				return cli_usage_error("stat", "-I needs milliseconds, at least 10");
+				return cli_usage_error("stat",
+						       "-I needs milliseconds, at least 10");
 			break;
 		case 'x':
 			o->pr.fmt = STAT_CSV;

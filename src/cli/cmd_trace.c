@@ -312,7 +312,7 @@ struct run {
 	struct cli *cli;
 	struct sonde_cpulist cpus;   /* recorded: every online CPU */
 	struct sonde_cpulist traced; /* -C: the CPUs traced (n 0: all of cpus) */
-	int max_cpu;		   /* highest online CPU */
+	int max_cpu;		     /* highest online CPU */
 	struct sonde_ftrace *ft;
 	struct sonde_ftrace_recorder *rec;
 	struct trace_out out; /* -o: the trace.dat and the page files */
@@ -420,7 +420,8 @@ static void loop(struct run *t, const sigset_t *waitmask)
 			cli_stop_signal = 0;
 			break;
 		}
-		if (t->wl.pid > 0 && (cli_child_exited || (pid_slot >= 0 && pfd[pid_slot].revents))) {
+		if (t->wl.pid > 0 &&
+		    (cli_child_exited || (pid_slot >= 0 && pfd[pid_slot].revents))) {
 			int status;
 
 			cli_child_exited = 0;
@@ -628,7 +629,8 @@ static int run_trace(struct run *t)
 		return EXIT_FAIL;
 	}
 	trace_out_check_leftovers();
-	if (o->output && trace_out_open(&t->out, o->output, t->max_cpu + 1, o->events, o->nevents) < 0)
+	if (o->output &&
+	    trace_out_open(&t->out, o->output, t->max_cpu + 1, o->events, o->nevents) < 0)
 		goto out;
 
 	sigemptyset(&block);

@@ -28,18 +28,18 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"stat", cmd_stat, "count events of a command, processes or the whole system"},
-	{"record", cmd_record, "sample events into perf.data"},
-	{"report", cmd_report, "show where the samples of a capture went, by function and object"},
-	{"script", cmd_script, "every sample of a capture in time order, tracepoints decoded"},
-	{"sched", cmd_sched, "scheduler analyses of a capture: sched latency"},
-	{"annotate", cmd_annotate, "show the hot source lines and instructions of a function"},
-	{"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
-	{"list", cmd_list, "list the events this machine can count and sample"},
-	{"evlist", cmd_evlist, "list the events of a capture"},
-	{"buildid-list", cmd_buildid_list, "list the build ids of a capture's objects"},
-	{"version", cmd_version, "the version, and the optional libraries of this build"},
-	{"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
+    {"stat", cmd_stat, "count events of a command, processes or the whole system"},
+    {"record", cmd_record, "sample events into perf.data"},
+    {"report", cmd_report, "show where the samples of a capture went, by function and object"},
+    {"script", cmd_script, "every sample of a capture in time order, tracepoints decoded"},
+    {"sched", cmd_sched, "scheduler analyses of a capture: sched latency"},
+    {"annotate", cmd_annotate, "show the hot source lines and instructions of a function"},
+    {"trace", cmd_trace, "trace with ftrace: live, or into a trace.dat (trace-cmd's format)"},
+    {"list", cmd_list, "list the events this machine can count and sample"},
+    {"evlist", cmd_evlist, "list the events of a capture"},
+    {"buildid-list", cmd_buildid_list, "list the build ids of a capture's objects"},
+    {"version", cmd_version, "the version, and the optional libraries of this build"},
+    {"doctor", cmd_doctor, "tell what works on this machine, and how to fix what does not"},
 };
 
 static void usage(FILE *out)
@@ -155,7 +155,8 @@ void cli_user_only(struct sonde_evlist *l, const bool *user_only)
 	}
 	if (!n)
 		return;
-	if (sonde_read_text("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid)) >= 0)
+	if (sonde_read_text("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid)) >=
+	    0)
 		paranoid[strcspn(paranoid, "\n")] = '\0';
 	cli_warn("kernel.perf_event_paranoid=%s keeps unprivileged users out of the kernel: "
 		 "counting user space only (%s%s); run as root, grant CAP_PERFMON or "
@@ -168,7 +169,8 @@ const struct sonde_roots *cli_roots(struct cli *cli)
 	if (!cli->roots_ready) {
 		cli->roots.sysfs = "/sys";
 		cli->roots.tracefs = NULL;
-		if (sonde_tracefs_find("/proc/mounts", cli->tracefs, sizeof(cli->tracefs), true) == 0)
+		if (sonde_tracefs_find("/proc/mounts", cli->tracefs, sizeof(cli->tracefs), true) ==
+		    0)
 			cli->roots.tracefs = cli->tracefs;
 		cli->roots_ready = true;
 	}

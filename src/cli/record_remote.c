@@ -110,7 +110,8 @@ static int find_token(const char *target, const struct cli_agent_auth *auth, cha
 		r = sonde_agent_token_read(auth->token_file, tok, len);
 		if (r < 0) {
 			cli_error("token file %s: %s", auth->token_file,
-				  r == -EINVAL ? "empty or longer than 256 bytes" : sonde_strerror(r));
+				  r == -EINVAL ? "empty or longer than 256 bytes"
+					       : sonde_strerror(r));
 			return -1;
 		}
 		return 0;
@@ -254,9 +255,9 @@ static int remote_build_id(void *ctx, enum sonde_bid_kind kind, const char *name
 
 	if (kind == SONDE_BID_VDSO)
 		return remote_vdso_build_id(rb, id);
-	k = kind == SONDE_BID_KERNEL	 ? SONDE_AGENT_BID_KERNEL
-		: kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
-					   : SONDE_AGENT_BID_FILE;
+	k = kind == SONDE_BID_KERNEL   ? SONDE_AGENT_BID_KERNEL
+	    : kind == SONDE_BID_MODULE ? SONDE_AGENT_BID_MODULE
+				       : SONDE_AGENT_BID_FILE;
 
 	return sonde_agent_client_build_id(rb->c, k, name, pid, id);
 }
@@ -382,8 +383,9 @@ struct list_filter {
 static const struct {
 	const char *name, *kind;
 } list_classes[] = {
-    {"hw", "Hardware event"},	   {"sw", "Software event"}, {"cache", "Hardware cache event"},
-    {"pmu", "Kernel PMU event"},   {"tracepoint", "Tracepoint event"},
+    {"hw", "Hardware event"},		{"sw", "Software event"},
+    {"cache", "Hardware cache event"},	{"pmu", "Kernel PMU event"},
+    {"tracepoint", "Tracepoint event"},
 };
 
 static void list_line(void *ctx, const char *name, const char *kind)

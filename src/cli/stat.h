@@ -15,9 +15,9 @@ enum stat_format { STAT_TABLE, STAT_CSV, STAT_JSON };
 struct stat_printer {
 	FILE *out;
 	enum stat_format fmt;
-	const char *sep;    /* CSV separator */
-	int runs;           /* -r */
-	bool system_wide;   /* use cpu-clock semantics */
+	const char *sep;  /* CSV separator */
+	int runs;	  /* -r */
+	bool system_wide; /* use cpu-clock semantics */
 };
 
 void stat_print_header(const struct stat_printer *p, const char *target);

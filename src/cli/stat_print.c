@@ -89,7 +89,8 @@ static void print_json_row(const struct stat_printer *p, const struct sonde_stat
 
 	format_value(r, value, sizeof(value), &unit);
 	if (r->counted && r->err >= 0)
-		snprintf(value, sizeof(value), "%f", sonde_stat_is_clock(r->ev) ? r->value / 1e6 : r->value);
+		snprintf(value, sizeof(value), "%f",
+			 sonde_stat_is_clock(r->ev) ? r->value / 1e6 : r->value);
 	sonde_json_init_file(j, p->out, SONDE_JSON_SPACED | SONDE_JSON_WIDE_COLON);
 	sonde_json_obj_begin(j);
 	if (interval >= 0) {

@@ -306,7 +306,8 @@ static int check_file(const char *path, uint64_t *good, char *err, size_t len)
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
-		snprintf(err, len, "%s: %s", path, st.st_size ? "not a regular file" : "empty file");
+		snprintf(err, len, "%s: %s", path,
+			 st.st_size ? "not a regular file" : "empty file");
 		return -1;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -356,7 +357,8 @@ static int guarded(const char *path, FILE *out, uint64_t *count, char *err, size
 		res.r = iterate(path, out, &res.count, res.err, sizeof(res.err));
 		if (out && fflush(out) != 0 && res.r == 0) {
 			res.r = -1;
-			snprintf(res.err, sizeof(res.err), "writing the report: %s", strerror(errno));
+			snprintf(res.err, sizeof(res.err), "writing the report: %s",
+				 strerror(errno));
 		}
 		if (write(pfd[1], &res, sizeof(res)) < 0)
 			_exit(2);

@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 struct trace_dat_spec {
-	int fd;				/* write here (the path names it in messages); -1: create path */
-	const char *tracefs;		/* formats, printk formats, saved_cmdlines from here */
+	int fd;		     /* write here (the path names it in messages); -1: create path */
+	const char *tracefs; /* formats, printk formats, saved_cmdlines from here */
 	const char *const *event_globs; /* "SYS:EVENT" globs whose formats to keep */
 	size_t nglobs;
 	const char *const *cpu_files; /* per CPU number 0..ncpus-1, raw pages */

@@ -115,7 +115,8 @@ static int blobs(struct cur *c, uint64_t n, const char *what)
 		uint64_t len = num(c, 8, what);
 		size_t at = c->off;
 
-		if (skip(c, len, what) == 0 && !sonde_tp_format_safe((const char *)c->d + at, (size_t)len)) {
+		if (skip(c, len, what) == 0 &&
+		    !sonde_tp_format_safe((const char *)c->d + at, (size_t)len)) {
 			c->off = at;
 			return fail(c, "%s: not a format text the kernel writes", what);
 		}
@@ -193,7 +194,8 @@ static int v6(struct cur *c)
 
 		if (!c->failed && (off > c->size || sz > c->size - off)) {
 			c->off -= 16;
-			return fail(c, "CPU %llu's data (offset %llu, %llu bytes) is past the end "
+			return fail(c,
+				    "CPU %llu's data (offset %llu, %llu bytes) is past the end "
 				    "of the file (%zu bytes)",
 				    (unsigned long long)i, (unsigned long long)off,
 				    (unsigned long long)sz, c->size);

@@ -198,8 +198,10 @@ static int recover_one(struct cli *cli, const struct sonde_trace_leftover *lo)
 	}
 	if (r == 0) {
 		trace_dat_count(lo->output, &count, err, sizeof(err));
-		fprintf(stderr, "[ sonde trace recover: %llu events of the killed sonde %ld written to %s ]\n",
-			(unsigned long long)count, (long)lo->pid, lo->output);
+		fprintf(
+		    stderr,
+		    "[ sonde trace recover: %llu events of the killed sonde %ld written to %s ]\n",
+		    (unsigned long long)count, (long)lo->pid, lo->output);
 		sonde_trace_leftover_remove(SONDE_RUN_DIR, lo);
 	}
 	for (int c = 0; files && c < lo->ncpus; c++)
@@ -241,8 +243,8 @@ int trace_recover(int argc, char **argv, struct cli *cli)
 	}
 	free(v);
 	if (!done) {
-		cli_error("nothing to recover%s%s: no killed sonde trace left pages%s", want ? " for " : "",
-			  want ? want : "", want ? " for it" : "");
+		cli_error("nothing to recover%s%s: no killed sonde trace left pages%s",
+			  want ? " for " : "", want ? want : "", want ? " for it" : "");
 		ret = EXIT_FAIL;
 	}
 	free(want);

@@ -15,7 +15,7 @@
 
 static const char *const texts[] = {
 #define SONDE_X_TEXT(name, text) [name - SONDE_E_FIRST_ - 1] = text,
-	SONDE_ERRORS(SONDE_X_TEXT)
+    SONDE_ERRORS(SONDE_X_TEXT)
 #undef SONDE_X_TEXT
 };
 

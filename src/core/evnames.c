@@ -11,30 +11,30 @@
 #include <strings.h>
 
 static const struct sonde_named_event named[] = {
-	{"cpu-cycles", "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-	{"instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
-	{"cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
-	{"cache-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
-	{"branch-instructions", "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-	{"branch-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
-	{"bus-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
-	{"stalled-cycles-frontend", "idle-cycles-frontend", PERF_TYPE_HARDWARE,
-	 PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
-	{"stalled-cycles-backend", "idle-cycles-backend", PERF_TYPE_HARDWARE,
-	 PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
-	{"ref-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
-	{"cpu-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
-	{"task-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
-	{"page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-	{"context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
-	{"cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
-	{"minor-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
-	{"major-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-	{"alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
-	{"emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
-	{"dummy", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY},
-	{"bpf-output", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT},
-	{"cgroup-switches", NULL, PERF_TYPE_SOFTWARE, 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */},
+    {"cpu-cycles", "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {"cache-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"branch-instructions", "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
+    {"branch-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"bus-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES},
+    {"stalled-cycles-frontend", "idle-cycles-frontend", PERF_TYPE_HARDWARE,
+     PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
+    {"stalled-cycles-backend", "idle-cycles-backend", PERF_TYPE_HARDWARE,
+     PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
+    {"ref-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES},
+    {"cpu-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+    {"task-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {"page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {"context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {"cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS},
+    {"minor-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN},
+    {"major-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+    {"alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
+    {"emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
+    {"dummy", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY},
+    {"bpf-output", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT},
+    {"cgroup-switches", NULL, PERF_TYPE_SOFTWARE, 11 /* PERF_COUNT_SW_CGROUP_SWITCHES */},
 };
 
 const struct sonde_named_event *sonde_named_events(size_t *n)
@@ -54,29 +54,30 @@ const char *sonde_named_event_of(uint32_t type, uint64_t config)
 const struct sonde_named_event *sonde_named_event_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-		if (!strcmp(named[i].name, name) || (named[i].alias && !strcmp(named[i].alias, name)))
+		if (!strcmp(named[i].name, name) ||
+		    (named[i].alias && !strcmp(named[i].alias, name)))
 			return &named[i];
 	return NULL;
 }
 
 /* First entry of each row is the canonical name. */
 static const char *const cache_names[][5] = {
-	{"L1-dcache", "l1-d", "l1d", "L1-data", NULL},
-	{"L1-icache", "l1-i", "l1i", "L1-instruction", NULL},
-	{"LLC", "L2", NULL},
-	{"dTLB", "d-tlb", "Data-TLB", NULL},
-	{"iTLB", "i-tlb", "Instruction-TLB", NULL},
-	{"branch", "branches", "bpu", "btb", "bpc"},
-	{"node", NULL},
+    {"L1-dcache", "l1-d", "l1d", "L1-data", NULL},
+    {"L1-icache", "l1-i", "l1i", "L1-instruction", NULL},
+    {"LLC", "L2", NULL},
+    {"dTLB", "d-tlb", "Data-TLB", NULL},
+    {"iTLB", "i-tlb", "Instruction-TLB", NULL},
+    {"branch", "branches", "bpu", "btb", "bpc"},
+    {"node", NULL},
 };
 static const char *const op_names[][4] = {
-	{"load", "loads", "read", NULL},
-	{"store", "stores", "write", NULL},
-	{"prefetch", "prefetches", "speculative-read", "speculative-load"},
+    {"load", "loads", "read", NULL},
+    {"store", "stores", "write", NULL},
+    {"prefetch", "prefetches", "speculative-read", "speculative-load"},
 };
 static const char *const result_names[][5] = {
-	{"refs", "Reference", "ops", "access", "accesses"},
-	{"misses", "miss", NULL},
+    {"refs", "Reference", "ops", "access", "accesses"},
+    {"misses", "miss", NULL},
 };
 /* Operations perf lists per cache: bit 0 load, 1 store, 2 prefetch. */
 static const unsigned char cache_ops[] = {7, 5, 7, 7, 1, 1, 7};

@@ -115,7 +115,8 @@ struct parse {
 	const char *spec; /* the whole argument, for messages */
 };
 
-static int fail(struct parse *ps, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct parse *ps, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct parse *ps, int err, const char *fmt, ...)
 {
@@ -203,14 +204,20 @@ static int parse_modifiers(struct parse *ps, const char *str, const struct sonde
 			if (!m->gh)
 				m->eG = true;
 			break;
-		case 'I': m->eI = true; break;
-		case 'D': m->pinned = true; break;
-		case 'e': m->exclusive = true; break;
+		case 'I':
+			m->eI = true;
+			break;
+		case 'D':
+			m->pinned = true;
+			break;
+		case 'e':
+			m->exclusive = true;
+			break;
 		}
 	}
 	if (m->precise > 3)
-		return fail(ps, SONDE_E_PARSE, "at most 3 'p' modifiers (precise level 0-3) in ':%s'",
-			    str);
+		return fail(ps, SONDE_E_PARSE,
+			    "at most 3 'p' modifiers (precise level 0-3) in ':%s'", str);
 	return 0;
 }
 
@@ -393,8 +400,8 @@ static int expand_pmu_events(struct parse *ps, const char *pmu, const char *term
 		if (!strchr(tok, '=') && !sonde_pmu_has_term(ps->roots->sysfs, pmu, tok)) {
 			char full[600];
 
-			if (!safe_name(tok) ||
-			    sonde_pmu_event_terms(ps->roots->sysfs, pmu, tok, def, sizeof(def)) < 0) {
+			if (!safe_name(tok) || sonde_pmu_event_terms(ps->roots->sysfs, pmu, tok,
+								     def, sizeof(def)) < 0) {
 				snprintf(full, sizeof(full), "%s/%s/", pmu, tok);
 				r = suggest_fail(ps, full, "event");
 				break;
@@ -497,22 +504,24 @@ static int parse_breakpoint(struct parse *ps, const char *item)
 		errno = 0;
 		len = isdigit((unsigned char)*p) ? strtoull(p, &end, 0) : 0;
 		if (errno || (len != 1 && len != 2 && len != 4 && len != 8))
-			return fail(ps, SONDE_E_PARSE, "breakpoint length in '%s' must be 1, 2, 4 or 8",
-				    item);
+			return fail(ps, SONDE_E_PARSE,
+				    "breakpoint length in '%s' must be 1, 2, 4 or 8", item);
 	}
 	/* Access letters and modifier letters don't overlap, so ":u" is a modifier. */
 	if (*end == ':' && end[1] && strspn(end + 1, "rwx") == strcspn(end + 1, ":")) {
 		for (p = end + 1; *p && *p != ':'; p++)
-			type |= *p == 'r' ? HW_BREAKPOINT_R : *p == 'w' ? HW_BREAKPOINT_W
-								 : HW_BREAKPOINT_X;
+			type |= *p == 'r'   ? HW_BREAKPOINT_R
+				: *p == 'w' ? HW_BREAKPOINT_W
+					    : HW_BREAKPOINT_X;
 		end = (char *)p;
 	}
 	if (*end == ':') {
 		mods = end + 1;
 		if (*mods && !is_modifier_string(mods))
-			return fail(ps, SONDE_E_PARSE,
-				    "breakpoint '%s': '%s' is neither an access (r, w, x) nor modifiers",
-				    item, mods);
+			return fail(
+			    ps, SONDE_E_PARSE,
+			    "breakpoint '%s': '%s' is neither an access (r, w, x) nor modifiers",
+			    item, mods);
 	} else if (*end) {
 		return fail(ps, SONDE_E_PARSE, "trailing '%s' in breakpoint '%s'", end, item);
 	}
@@ -629,9 +638,10 @@ static int parse_tracepoint(struct parse *ps, const char *item, const char *sys,
 			    "unknown modifier in ':%s' of '%s' (valid: u k h G H p I D e)", mods,
 			    item);
 	if (!ps->roots->tracefs)
-		return fail(ps, SONDE_E_NO_TRACEFS,
-			    "'%s' is a tracepoint but tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)",
-			    item);
+		return fail(
+		    ps, SONDE_E_NO_TRACEFS,
+		    "'%s' is a tracepoint but tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)",
+		    item);
 	if (!has_glob(sys) && !has_glob(ev)) {
 		r = add_tracepoint(ps, sys, ev, mods);
 		if (r == -ENOENT || r == -ENOTDIR || r == -ENAMETOOLONG)

@@ -96,7 +96,7 @@ static void set_bit(uint8_t *set, unsigned i, bool v)
 	if (v)
 		set[i / 8] |= (uint8_t)(1u << (i % 8));
 	else
-		set[i / 8] &= (uint8_t)~(1u << (i % 8));
+		set[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
 /* The separator before a value (or a key): none first, after a key, or at the top. */
@@ -211,9 +211,8 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 enum { PLAIN, BACKSLASH, HEX, HTML_HEX, HIGH };
 
 static const uint8_t byte_class[256] = {
-    [0x00 ... 0x1f] = HEX, ['"'] = BACKSLASH, ['\\'] = BACKSLASH,
-    ['<'] = HTML_HEX,	   ['>'] = HTML_HEX,  ['&'] = HTML_HEX,
-    [0x80 ... 0xff] = HIGH,
+    [0x00 ... 0x1f] = HEX, ['"'] = BACKSLASH, ['\\'] = BACKSLASH,     ['<'] = HTML_HEX,
+    ['>'] = HTML_HEX,	   ['&'] = HTML_HEX,  [0x80 ... 0xff] = HIGH,
 };
 
 static void escaped(struct sonde_json *j, const char *s, size_t n)

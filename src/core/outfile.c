@@ -69,8 +69,8 @@ static int open_tmp(struct sonde_outfile *of, mode_t mode, struct sonde_errmsg *
 	if (!(of->tmp = malloc(cap)))
 		return set_err(err, -ENOMEM, of->path);
 	for (unsigned n = 0; n < TMP_TRIES && e == -EEXIST; n++) {
-		snprintf(of->tmp, cap, "%.*s.%s.sonde-%ld-%u", dirlen, of->path,
-			 of->path + dirlen, (long)getpid(), n);
+		snprintf(of->tmp, cap, "%.*s.%s.sonde-%ld-%u", dirlen, of->path, of->path + dirlen,
+			 (long)getpid(), n);
 		of->fd = open(of->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 		e = of->fd < 0 ? -errno : 0;
 	}

@@ -81,8 +81,7 @@ bool sonde_pmu_is_cpu(const char *sysfs, const char *pmu)
 	return access(path, F_OK) == 0;
 }
 
-int sonde_pmu_event_terms(const char *sysfs, const char *pmu, const char *ev, char *buf,
-			  size_t len)
+int sonde_pmu_event_terms(const char *sysfs, const char *pmu, const char *ev, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	int r;
@@ -165,7 +164,8 @@ static int apply_format(const char *fmt, uint64_t val, struct perf_event_attr *a
 		return sonde_errmsg_set(err, SONDE_E_FORMAT, "format of term '%s' is '%s'", term,
 					fmt);
 	if (used < 64 && (val >> used))
-		return sonde_errmsg_set(err, -ERANGE, "value 0x%llx too big for term '%s' (%u bits)",
+		return sonde_errmsg_set(err, -ERANGE,
+					"value 0x%llx too big for term '%s' (%u bits)",
 					(unsigned long long)val, term, used);
 	return 0;
 }

@@ -38,8 +38,8 @@ unsigned int sonde_edit_distance(const char *a, const char *b)
 		row[0] = (unsigned int)i;
 		for (size_t j = 1; j <= m; j++) {
 			unsigned int up = row[j];
-			unsigned int cost = tolower((unsigned char)a[i - 1]) !=
-					    tolower((unsigned char)b[j - 1]);
+			unsigned int cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 			unsigned int best = diag + cost;
 
 			if (up + 1 < best)

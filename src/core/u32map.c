@@ -34,10 +34,10 @@ static int grow(struct sonde_u32map *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 64;
 	struct sonde_u32map n = {
-		.keys = malloc(cap * sizeof(uint32_t)),
-		.vals = malloc(cap * sizeof(uint32_t)),
-		.used = calloc(cap, 1),
-		.cap = cap,
+	    .keys = malloc(cap * sizeof(uint32_t)),
+	    .vals = malloc(cap * sizeof(uint32_t)),
+	    .used = calloc(cap, 1),
+	    .cap = cap,
 	};
 
 	if (!n.keys || !n.vals || !n.used) {

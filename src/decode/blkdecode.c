@@ -203,8 +203,8 @@ static void log_unplug(struct out *o, const struct blk_rec *r, const char *comm)
 /* The payload is the sector where the second half starts. */
 static void log_split(struct out *o, const struct blk_rec *r, const char *comm)
 {
-	put(o, "%llu / %llu [%s]", (unsigned long long)r->sector,
-	    (unsigned long long)pdu_u64(r, 0), comm);
+	put(o, "%llu / %llu [%s]", (unsigned long long)r->sector, (unsigned long long)pdu_u64(r, 0),
+	    comm);
 }
 
 typedef void log_fn(struct out *o, const struct blk_rec *r, const char *comm);
@@ -214,11 +214,11 @@ static const struct {
 	const char *act;
 	log_fn *print;
 } actions[] = {
-	[1] = {"Q", log_generic},	 [2] = {"M", log_generic},     [3] = {"F", log_generic},
-	[4] = {"G", log_generic},	 [5] = {"S", log_generic},     [6] = {"R", log_with_error},
-	[7] = {"D", log_generic},	 [8] = {"C", log_with_error},  [9] = {"P", log_plug},
-	[10] = {"U", log_unplug},	 [11] = {"UT", log_unplug},    [12] = {"I", log_generic},
-	[13] = {"X", log_split},	 [15] = {"A", log_remap},
+    [1] = {"Q", log_generic}, [2] = {"M", log_generic},	   [3] = {"F", log_generic},
+    [4] = {"G", log_generic}, [5] = {"S", log_generic},	   [6] = {"R", log_with_error},
+    [7] = {"D", log_generic}, [8] = {"C", log_with_error}, [9] = {"P", log_plug},
+    [10] = {"U", log_unplug}, [11] = {"UT", log_unplug},   [12] = {"I", log_generic},
+    [13] = {"X", log_split},  [15] = {"A", log_remap},
 };
 
 int sonde_blk_record_pid(const void *data, size_t size, bool big_endian)

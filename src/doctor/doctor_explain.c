@@ -19,12 +19,13 @@
 
 bool sonde_doctor_privileged(const struct sonde_doctor_config *cfg)
 {
-	return sonde_doctor_has_cap(cfg, DOCTOR_CAP_PERFMON) || sonde_doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
+	return sonde_doctor_has_cap(cfg, DOCTOR_CAP_PERFMON) ||
+	       sonde_doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
 }
 
 /* Appends the CPU PMUs in sysfs (with the CPUs each covers) to @list. */
 void sonde_doctor_cpu_pmus(const struct sonde_doctor_config *cfg, struct sonde_strlist *all,
-		     struct sonde_strlist *cpu)
+			   struct sonde_strlist *cpu)
 {
 	sonde_pmu_names(cfg->sysfs, all);
 	for (size_t i = 0; i < all->n; i++)
@@ -155,8 +156,8 @@ const char *sonde_doctor_explain_open_error_at(const struct sonde_doctor_config 
 		snprintf(why, sizeof(why),
 			 "this CPU can't give precise samples of this event: drop the :p modifier");
 	} else if (err == -EINVAL && attr->freq &&
-		   sonde_doctor_read_int(cfg->procfs, "sys/kernel/perf_event_max_sample_rate", &rate) ==
-		       0 &&
+		   sonde_doctor_read_int(cfg->procfs, "sys/kernel/perf_event_max_sample_rate",
+					 &rate) == 0 &&
 		   attr->sample_freq > (unsigned long long)rate) {
 		snprintf(
 		    why, sizeof(why),

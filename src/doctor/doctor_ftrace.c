@@ -92,12 +92,12 @@ static void lockdown_state(const struct sonde_doctor_config *cfg, char *buf, siz
 	if (sonde_doctor_load_config(cfg, &config, where, sizeof(where), tried, sizeof(tried)) < 0)
 		return;
 	if (sonde_doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_CONFIDENTIALITY", val,
-				sizeof(val)) &&
+				      sizeof(val)) &&
 	    !strcmp(val, "y"))
 		snprintf(buf, len,
 			 "lockdown=confidentiality, forced by the kernel's configuration");
 	else if (sonde_doctor_config_value(config, "CONFIG_LOCK_DOWN_KERNEL_FORCE_INTEGRITY", val,
-				     sizeof(val)) &&
+					   sizeof(val)) &&
 		 !strcmp(val, "y"))
 		snprintf(buf, len, "lockdown=integrity, forced by the kernel's configuration");
 	free(config);
@@ -112,10 +112,11 @@ static char *explain_dynamic(const struct sonde_doctor_config *cfg, const char *
 
 	lockdown_state(cfg, lock, sizeof(lock));
 	if (!strncmp(lock, "lockdown=confidentiality", 24))
-		n = asprintf(&why,
-			     "the kernel is locked down (%s), which forbids tracefs function tracing "
-			     "(%s refused with EPERM)",
-			     lock, refused);
+		n = asprintf(
+		    &why,
+		    "the kernel is locked down (%s), which forbids tracefs function tracing "
+		    "(%s refused with EPERM)",
+		    lock, refused);
 	else
 		n = asprintf(&why,
 			     "the kernel forbids dynamic ftrace, the run-time patching of kernel "
@@ -130,7 +131,7 @@ static char *explain_dynamic(const struct sonde_doctor_config *cfg, const char *
 }
 
 int sonde_doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
-				struct sonde_doctor_report *rep)
+				      struct sonde_doctor_report *rep)
 {
 	char refused[256], *why;
 	int missing, r;
@@ -139,11 +140,11 @@ int sonde_doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 		return 0;
 	r = probe_dynamic(cfg, refused, sizeof(refused), &missing);
 	if (r == 0 && missing == (int)(sizeof(dyn_files) / sizeof(dyn_files[0])))
-		return sonde_doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
-				  SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_DYNAMIC_FTRACE=y",
-				  "no set_ftrace_filter: function filters (-f, --notrace) are "
-				  "not available");
+		return sonde_doctor_add(
+		    rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
+		    SONDE_DOCTOR_UNAVAILABLE, "build the kernel with CONFIG_DYNAMIC_FTRACE=y",
+		    "no set_ftrace_filter: function filters (-f, --notrace) are "
+		    "not available");
 	if (r == 0)
 		return sonde_doctor_add(
 		    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_OK,
@@ -151,11 +152,11 @@ int sonde_doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
 	why = explain_dynamic(cfg, refused);
 	if (!why)
 		return -ENOMEM;
-	r = sonde_doctor_add(rep, "ftrace.dynamic", "dynamic ftrace (function filters)",
-		       SONDE_DOCTOR_FAIL,
-		       "function tracing can't work on this kernel: use trace events (sonde "
-		       "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",
-		       "%s", why);
+	r = sonde_doctor_add(
+	    rep, "ftrace.dynamic", "dynamic ftrace (function filters)", SONDE_DOCTOR_FAIL,
+	    "function tracing can't work on this kernel: use trace events (sonde "
+	    "trace -e), uprobes or BPF, or trace functions in a VM with a stock kernel",
+	    "%s", why);
 	free(why);
 	return r;
 }

@@ -14,7 +14,8 @@
 #include <sonde/strlist.h>
 
 /* Hooks, falling back to the real calls. */
-int sonde_doctor_perf_probe(const struct sonde_doctor_config *cfg, const struct perf_event_attr *attr);
+int sonde_doctor_perf_probe(const struct sonde_doctor_config *cfg,
+			    const struct perf_event_attr *attr);
 int sonde_doctor_bpf_probe(const struct sonde_doctor_config *cfg);
 int sonde_doctor_write(const struct sonde_doctor_config *cfg, const char *path, const char *text);
 
@@ -31,18 +32,18 @@ bool sonde_doctor_exists(const char *root, const char *rel);
 
 /* Adds a check with printf-formatted detail; fix may be NULL.  Return: 0 or -ENOMEM. */
 int sonde_doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
-	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
+		     enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
 /* Finds the kernel config; @where receives its path.  Return: 0 with *text new, or -ENOENT. */
-int sonde_doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
-		       char *tried, size_t tlen);
+int sonde_doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where,
+			     size_t len, char *tried, size_t tlen);
 /* The value of @opt in config @text: "y", "m", "n" (is not set), or NULL when absent. */
 const char *sonde_doctor_config_value(const char *text, const char *opt, char *buf, size_t len);
 
 /* Whether dynamic ftrace's files open; adds check "ftrace.dynamic".  Return: 0 or -ENOMEM. */
 int sonde_doctor_check_dynamic_ftrace(const struct sonde_doctor_config *cfg,
-				struct sonde_doctor_report *rep);
+				      struct sonde_doctor_report *rep);
 
 /* Whether this process has capability @cap in its effective set (procfs/self/status). */
 bool sonde_doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int cap);
@@ -53,7 +54,7 @@ bool sonde_doctor_has_cap(const struct sonde_doctor_config *cfg, unsigned int ca
 bool sonde_doctor_privileged(const struct sonde_doctor_config *cfg);
 /* Appends every PMU in sysfs to @all and the CPU PMUs to @cpu. */
 void sonde_doctor_cpu_pmus(const struct sonde_doctor_config *cfg, struct sonde_strlist *all,
-		     struct sonde_strlist *cpu);
+			   struct sonde_strlist *cpu);
 /* An errno that means "no such PMU or event here". */
 bool sonde_doctor_no_pmu_errno(int err);
 

@@ -41,21 +41,22 @@ static int check_modules(const struct sonde_doctor_config *cfg, struct sonde_doc
 	if (r == 0)
 		r = sonde_read_all(path, &text, NULL);
 	if (r) /* never positive, but the analyzer can't know */
-		return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_MODULES=y (everything is in the "
-				  "kernel image, so nothing is lost for symbols)",
-				  "%s/modules: %s: no loadable module support", cfg->procfs,
-				  sonde_strerror(r));
+		return sonde_doctor_add(
+		    rep, "modules", "loadable modules", SONDE_DOCTOR_UNAVAILABLE,
+		    "build the kernel with CONFIG_MODULES=y (everything is in the "
+		    "kernel image, so nothing is lost for symbols)",
+		    "%s/modules: %s: no loadable module support", cfg->procfs, sonde_strerror(r));
 	for (const char *p = text; *p; p++)
 		n += *p == '\n';
 	free(text);
 	sonde_doctor_read_int(cfg->procfs, "sys/kernel/modules_disabled", &disabled);
 	if (disabled)
-		return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_WARN,
-				  "kernel.modules_disabled=1 can only be undone by a reboot",
-				  "%zu loaded; loading disabled (kernel.modules_disabled = 1)", n);
-	return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_OK, NULL, "%zu loaded",
-			  n);
+		return sonde_doctor_add(
+		    rep, "modules", "loadable modules", SONDE_DOCTOR_WARN,
+		    "kernel.modules_disabled=1 can only be undone by a reboot",
+		    "%zu loaded; loading disabled (kernel.modules_disabled = 1)", n);
+	return sonde_doctor_add(rep, "modules", "loadable modules", SONDE_DOCTOR_OK, NULL,
+				"%zu loaded", n);
 }
 
 static int check_bpf(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
@@ -63,32 +64,34 @@ static int check_bpf(const struct sonde_doctor_config *cfg, struct sonde_doctor_
 	char en[32], unpriv[64] = "";
 	long v;
 	int err = sonde_doctor_bpf_probe(cfg), r;
-	bool cap = sonde_doctor_has_cap(cfg, DOCTOR_CAP_BPF) || sonde_doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
+	bool cap = sonde_doctor_has_cap(cfg, DOCTOR_CAP_BPF) ||
+		   sonde_doctor_has_cap(cfg, DOCTOR_CAP_SYS_ADMIN);
 
 	if (sonde_doctor_read_int(cfg->procfs, "sys/kernel/unprivileged_bpf_disabled", &v) == 0)
 		snprintf(unpriv, sizeof(unpriv), "; kernel.unprivileged_bpf_disabled = %ld", v);
 	if (!err)
 		r = sonde_doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_OK, NULL,
-			       "bpf(BPF_MAP_CREATE, array): ok%s", unpriv);
+				     "bpf(BPF_MAP_CREATE, array): ok%s", unpriv);
 	else if (err == -ENOSYS)
 		r = sonde_doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_UNAVAILABLE,
-			       "build the kernel with CONFIG_BPF_SYSCALL=y",
-			       "bpf(BPF_MAP_CREATE, array): ENOSYS");
+				     "build the kernel with CONFIG_BPF_SYSCALL=y",
+				     "bpf(BPF_MAP_CREATE, array): ENOSYS");
 	else
 		r = sonde_doctor_add(rep, "bpf", "BPF", SONDE_DOCTOR_FAIL,
-			       cap ? "a security module (lockdown, SELinux) forbids bpf"
-				   : "run as root or grant CAP_BPF (and CAP_PERFMON), or "
-				     "sysctl -w kernel.unprivileged_bpf_disabled=0",
-			       "bpf(BPF_MAP_CREATE, array): %s%s",
-			       sonde_doctor_errno_name(err, en, sizeof(en)), unpriv);
+				     cap ? "a security module (lockdown, SELinux) forbids bpf"
+					 : "run as root or grant CAP_BPF (and CAP_PERFMON), or "
+					   "sysctl -w kernel.unprivileged_bpf_disabled=0",
+				     "bpf(BPF_MAP_CREATE, array): %s%s",
+				     sonde_doctor_errno_name(err, en, sizeof(en)), unpriv);
 	if (r < 0)
 		return r;
 	if (sonde_doctor_exists(cfg->sysfs, "kernel/btf/vmlinux"))
 		return sonde_doctor_add(rep, "btf", "kernel BTF", SONDE_DOCTOR_OK, NULL,
-				  "%s/kernel/btf/vmlinux present", cfg->sysfs);
-	return sonde_doctor_add(rep, "btf", "kernel BTF", SONDE_DOCTOR_UNAVAILABLE,
-			  "build the kernel with CONFIG_DEBUG_INFO_BTF=y (CO-RE BPF tools need it)",
-			  "%s/kernel/btf/vmlinux absent", cfg->sysfs);
+					"%s/kernel/btf/vmlinux present", cfg->sysfs);
+	return sonde_doctor_add(
+	    rep, "btf", "kernel BTF", SONDE_DOCTOR_UNAVAILABLE,
+	    "build the kernel with CONFIG_DEBUG_INFO_BTF=y (CO-RE BPF tools need it)",
+	    "%s/kernel/btf/vmlinux absent", cfg->sysfs);
 }
 
 /* Decompresses @path with gzip.  Return: 0 with *out new (free()), or -errno. */
@@ -137,8 +140,8 @@ static int read_gzip(const char *path, char **out)
 	return 0;
 }
 
-int sonde_doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where, size_t len,
-		       char *tried, size_t tlen)
+int sonde_doctor_load_config(const struct sonde_doctor_config *cfg, char **text, char *where,
+			     size_t len, char *tried, size_t tlen)
 {
 	struct utsname u;
 	const char *release = cfg->release;
@@ -189,8 +192,8 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 		    "build with CONFIG_IKCONFIG_PROC=y for /proc/config.gz, or install "
 		    "the kernel's config as /boot/config-$(uname -r)",
 		    "kernel config not found (tried %s)", tried);
-	r = sonde_doctor_add(rep, "kernel_config", "kernel config", SONDE_DOCTOR_OK, NULL, "read %s",
-		       where);
+	r = sonde_doctor_add(rep, "kernel_config", "kernel config", SONDE_DOCTOR_OK, NULL,
+			     "read %s", where);
 	for (size_t i = 0; r == 0 && i < sizeof(config_options) / sizeof(config_options[0]); i++) {
 		const char *opt = config_options[i];
 		char id[64], fix[96], val[64];
@@ -202,9 +205,9 @@ static int check_config(const struct sonde_doctor_config *cfg, struct sonde_doct
 		if (built)
 			r = sonde_doctor_add(rep, id, opt, SONDE_DOCTOR_OK, NULL, "%s=%s", opt, v);
 		else
-			r = sonde_doctor_add(rep, id, opt, SONDE_DOCTOR_UNAVAILABLE, fix, "%s %s", opt,
-				       v ? "is not set"
-					 : "is absent (its dependencies are not set)");
+			r = sonde_doctor_add(
+			    rep, id, opt, SONDE_DOCTOR_UNAVAILABLE, fix, "%s %s", opt,
+			    v ? "is not set" : "is absent (its dependencies are not set)");
 	}
 	free(text);
 	return r;

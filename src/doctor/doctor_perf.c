@@ -49,17 +49,18 @@ static int check_paranoid(const struct sonde_doctor_config *cfg, struct sonde_do
 
 	if (r < 0)
 		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_PERF_EVENTS=y",
-				  "%s/" PARANOID ": %s: the kernel has no perf events", cfg->procfs,
-				  sonde_strerror(r));
+					"build the kernel with CONFIG_PERF_EVENTS=y",
+					"%s/" PARANOID ": %s: the kernel has no perf events",
+					cfg->procfs, sonde_strerror(r));
 	if (priv || v <= 1)
 		return sonde_doctor_add(
 		    rep, id, title, SONDE_DOCTOR_OK, NULL, "%ld (%s)%s", v, paranoid_meaning(v),
 		    priv && v > -1 ? "; this process has CAP_PERFMON: not limited" : "");
-	return sonde_doctor_add(rep, id, title, v >= 3 ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_WARN,
-			  "run as root or grant CAP_PERFMON, or: sysctl -w "
-			  "kernel.perf_event_paranoid=1 (kernel profiling) or -1 (everything)",
-			  "%ld (%s)", v, paranoid_meaning(v));
+	return sonde_doctor_add(
+	    rep, id, title, v >= 3 ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_WARN,
+	    "run as root or grant CAP_PERFMON, or: sysctl -w "
+	    "kernel.perf_event_paranoid=1 (kernel profiling) or -1 (everything)",
+	    "%ld (%s)", v, paranoid_meaning(v));
 }
 
 /*
@@ -129,15 +130,16 @@ static int check_kptr(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	sonde_doctor_read_int(cfg->procfs, KPTR, &v);
 	if (vis < 0)
 		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
-				  "build the kernel with CONFIG_KALLSYMS=y",
-				  "%s/kallsyms: %s: kernel samples can't be symbolized",
-				  cfg->procfs, sonde_strerror(vis));
+					"build the kernel with CONFIG_KALLSYMS=y",
+					"%s/kallsyms: %s: kernel samples can't be symbolized",
+					cfg->procfs, sonde_strerror(vis));
 	if (vis)
-		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
-				  "kernel.kptr_restrict = %ld; /proc/kallsyms shows addresses", v);
-	return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
-			  sonde_doctor_explain_kallsyms(cfg, why, sizeof(why)),
-			  "kernel.kptr_restrict = %ld; /proc/kallsyms shows zero addresses", v);
+		return sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_OK, NULL,
+		    "kernel.kptr_restrict = %ld; /proc/kallsyms shows addresses", v);
+	return sonde_doctor_add(
+	    rep, id, title, SONDE_DOCTOR_FAIL, sonde_doctor_explain_kallsyms(cfg, why, sizeof(why)),
+	    "kernel.kptr_restrict = %ld; /proc/kallsyms shows zero addresses", v);
 }
 
 static int check_caps(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
@@ -161,13 +163,14 @@ static int check_caps(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	}
 	if (sonde_doctor_privileged(cfg))
 		return sonde_doctor_add(rep, "capabilities", "capabilities", SONDE_DOCTOR_OK, NULL,
-				  "uid %u; effective: %s%s%s", (unsigned int)geteuid(), have,
-				  lack[0] ? "; missing: " : "", lack);
-	return sonde_doctor_add(rep, "capabilities", "capabilities", SONDE_DOCTOR_WARN,
-			  "run as root, or: setcap cap_perfmon,cap_bpf,cap_syslog+ep $(command -v "
-			  "sonde)",
-			  "uid %u; effective: %s; missing: %s", (unsigned int)geteuid(),
-			  have[0] ? have : "none", lack);
+					"uid %u; effective: %s%s%s", (unsigned int)geteuid(), have,
+					lack[0] ? "; missing: " : "", lack);
+	return sonde_doctor_add(
+	    rep, "capabilities", "capabilities", SONDE_DOCTOR_WARN,
+	    "run as root, or: setcap cap_perfmon,cap_bpf,cap_syslog+ep $(command -v "
+	    "sonde)",
+	    "uid %u; effective: %s; missing: %s", (unsigned int)geteuid(), have[0] ? have : "none",
+	    lack);
 }
 
 static void join(const struct sonde_strlist *l, char *buf, size_t len)
@@ -199,22 +202,23 @@ static int check_pmus(const struct sonde_doctor_config *cfg, struct sonde_doctor
 	join(&all, names, sizeof(names));
 	if (!err)
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
-			       "perf_event_open(cycles): ok; %zu CPU PMU(s) in sysfs", cpu.n);
+				     "perf_event_open(cycles): ok; %zu CPU PMU(s) in sysfs", cpu.n);
 	else if (sonde_doctor_no_pmu_errno(err))
-		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
-			       "no hardware PMU (a VM without PMU passthrough?): enable the vPMU "
-			       "in the hypervisor (QEMU/KVM: -cpu host,pmu=on); meanwhile sample "
-			       "with -e cpu-clock",
-			       "perf_event_open(cycles): %s; %s (sysfs PMUs: %s)",
-			       sonde_doctor_errno_name(err, en, sizeof(en)),
-			       cpu.n ? "sysfs lists a CPU PMU the kernel won't count with"
-				     : "no CPU PMU in sysfs",
-			       names[0] ? names : "none");
+		r = sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
+		    "no hardware PMU (a VM without PMU passthrough?): enable the vPMU "
+		    "in the hypervisor (QEMU/KVM: -cpu host,pmu=on); meanwhile sample "
+		    "with -e cpu-clock",
+		    "perf_event_open(cycles): %s; %s (sysfs PMUs: %s)",
+		    sonde_doctor_errno_name(err, en, sizeof(en)),
+		    cpu.n ? "sysfs lists a CPU PMU the kernel won't count with"
+			  : "no CPU PMU in sysfs",
+		    names[0] ? names : "none");
 	else
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
-			       "see perf_event_paranoid and capabilities above",
-			       "perf_event_open(cycles): %s",
-			       sonde_doctor_errno_name(err, en, sizeof(en)));
+				     "see perf_event_paranoid and capabilities above",
+				     "perf_event_open(cycles): %s",
+				     sonde_doctor_errno_name(err, en, sizeof(en)));
 	/* One line per CPU PMU: on big.LITTLE each core type has its own. */
 	for (size_t i = 0; r == 0 && i < cpu.n; i++) {
 		char cid[64], path[PATH_MAX], cpus[128] = "?";
@@ -230,8 +234,9 @@ static int check_pmus(const struct sonde_doctor_config *cfg, struct sonde_doctor
 		    sonde_read_text(path, cpus, sizeof(cpus)) < 0)
 			snprintf(cpus, sizeof(cpus), "all");
 		r = sonde_doctor_add(rep, cid, "CPU PMU", err ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_OK,
-			       err ? "the PMU is listed but does not count: see hw_pmu" : NULL,
-			       "%s: type %u, cpus %s", cpu.v[i], type, cpus);
+				     err ? "the PMU is listed but does not count: see hw_pmu"
+					 : NULL,
+				     "%s: type %u, cpus %s", cpu.v[i], type, cpus);
 	}
 	sonde_strlist_fini(&all);
 	sonde_strlist_fini(&cpu);
@@ -251,13 +256,13 @@ static int check_software(const struct sonde_doctor_config *cfg, struct sonde_do
 	err = sonde_doctor_perf_probe(cfg, &a);
 	if (!err)
 		return sonde_doctor_add(rep, "sw_events", "software events", SONDE_DOCTOR_OK, NULL,
-				  "perf_event_open(cpu-clock): ok");
+					"perf_event_open(cpu-clock): ok");
 	return sonde_doctor_add(rep, "sw_events", "software events",
-			  err == -ENOSYS ? SONDE_DOCTOR_UNAVAILABLE : SONDE_DOCTOR_FAIL,
-			  err == -ENOSYS ? "build the kernel with CONFIG_PERF_EVENTS=y"
-					 : "see perf_event_paranoid and capabilities above",
-			  "perf_event_open(cpu-clock): %s",
-			  sonde_doctor_errno_name(err, en, sizeof(en)));
+				err == -ENOSYS ? SONDE_DOCTOR_UNAVAILABLE : SONDE_DOCTOR_FAIL,
+				err == -ENOSYS ? "build the kernel with CONFIG_PERF_EVENTS=y"
+					       : "see perf_event_paranoid and capabilities above",
+				"perf_event_open(cpu-clock): %s",
+				sonde_doctor_errno_name(err, en, sizeof(en)));
 }
 
 int sonde_doctor_check_perf(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)

@@ -80,7 +80,8 @@ const char *sonde_doctor_errno_name(int err, char *buf, size_t len)
 	return buf;
 }
 
-int sonde_doctor_perf_probe(const struct sonde_doctor_config *cfg, const struct perf_event_attr *attr)
+int sonde_doctor_perf_probe(const struct sonde_doctor_config *cfg,
+			    const struct perf_event_attr *attr)
 {
 	if (cfg->hooks && cfg->hooks->perf_probe)
 		return cfg->hooks->perf_probe(attr, cfg->hooks->data);

@@ -93,7 +93,7 @@ const char *sonde_doctor_status_name(enum sonde_doctor_status s)
 }
 
 int sonde_doctor_add(struct sonde_doctor_report *rep, const char *id, const char *title,
-	       enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
+		     enum sonde_doctor_status status, const char *fix, const char *fmt, ...)
 {
 	char *detail;
 	va_list ap;

@@ -18,8 +18,7 @@
 
 #include "doctor_internal.h"
 
-static int check_instances(const struct sonde_doctor_config *cfg,
-			   struct sonde_doctor_report *rep)
+static int check_instances(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
 {
 	const char *id = "stale.instances", *title = "stale sonde instances";
 	struct sonde_strlist dead;
@@ -41,14 +40,13 @@ static int check_instances(const struct sonde_doctor_config *cfg,
 		 "the next 'sonde trace' removes them (or: rmdir %s/instances/%s ...)",
 		 cfg->tracefs, dead.v[0]);
 	r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix,
-		       "%zu left in %s/instances, still holding their buffers: %s", dead.n,
-		       cfg->tracefs, names);
+			     "%zu left in %s/instances, still holding their buffers: %s", dead.n,
+			     cfg->tracefs, names);
 	sonde_strlist_fini(&dead);
 	return r;
 }
 
-static int check_captures(const struct sonde_doctor_config *cfg,
-			  struct sonde_doctor_report *rep)
+static int check_captures(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
 {
 	const char *id = "stale.captures", *title = "unsaved trace captures";
 	struct sonde_trace_leftover *v;
@@ -64,8 +62,8 @@ static int check_captures(const struct sonde_doctor_config *cfg,
 		if (bytes && used < sizeof(detail)) {
 			used += (size_t)snprintf(detail + used, sizeof(detail) - used,
 						 "%s%s (pid %ld, %.1f KB of pages)",
-						 with_data ? ", " : "", v[i].output,
-						 (long)v[i].pid, (double)bytes / 1024);
+						 with_data ? ", " : "", v[i].output, (long)v[i].pid,
+						 (double)bytes / 1024);
 			if (!with_data)
 				snprintf(fix, sizeof(fix), "sonde trace recover %s", v[i].output);
 		}
@@ -75,13 +73,12 @@ static int check_captures(const struct sonde_doctor_config *cfg,
 	free(v);
 	if (!with_data)
 		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "none");
-	r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix, "%zu trace.dat not written: %s",
-		       with_data, detail);
+	r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN, fix,
+			     "%zu trace.dat not written: %s", with_data, detail);
 	return r;
 }
 
-int sonde_doctor_check_stale(const struct sonde_doctor_config *cfg,
-			     struct sonde_doctor_report *rep)
+int sonde_doctor_check_stale(const struct sonde_doctor_config *cfg, struct sonde_doctor_report *rep)
 {
 	int r = check_instances(cfg, rep);
 

@@ -53,25 +53,27 @@ static int check_mounts(const struct sonde_doctor_config *cfg, struct sonde_doct
 		    "in /etc/fstab (sonde mounts it itself when run as root)",
 		    "was not mounted; mounted at %s for these checks", cfg->tracefs);
 	else if (cfg->tracefs)
-		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_OK, NULL, "mounted at %s%s",
-			       cfg->tracefs, tfs[0] ? "" : " (debugfs's tracing folder)");
+		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_OK, NULL,
+				     "mounted at %s%s", cfg->tracefs,
+				     tfs[0] ? "" : " (debugfs's tracing folder)");
 	else if (sonde_doctor_exists(cfg->sysfs, "kernel/tracing"))
 		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_FAIL,
-			       "mount -t tracefs nodev /sys/kernel/tracing",
-			       "not mounted (%s/kernel/tracing exists: the kernel has it)",
-			       cfg->sysfs);
+				     "mount -t tracefs nodev /sys/kernel/tracing",
+				     "not mounted (%s/kernel/tracing exists: the kernel has it)",
+				     cfg->sysfs);
 	else
 		r = sonde_doctor_add(rep, "tracefs", "tracefs", SONDE_DOCTOR_UNAVAILABLE,
-			       "build the kernel with CONFIG_FTRACE=y and CONFIG_TRACING=y",
-			       "not mounted, and %s/kernel/tracing does not exist", cfg->sysfs);
+				     "build the kernel with CONFIG_FTRACE=y and CONFIG_TRACING=y",
+				     "not mounted, and %s/kernel/tracing does not exist",
+				     cfg->sysfs);
 	if (r < 0)
 		return r;
 	if (dfs[0])
-		return sonde_doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL, "mounted at %s",
-				  dfs);
+		return sonde_doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL,
+					"mounted at %s", dfs);
 	if (cfg->tracefs)
 		return sonde_doctor_add(rep, "debugfs", "debugfs", SONDE_DOCTOR_OK, NULL,
-				  "not mounted (not needed: tracefs is)");
+					"not mounted (not needed: tracefs is)");
 	return sonde_doctor_add(
 	    rep, "debugfs", "debugfs", SONDE_DOCTOR_WARN,
 	    "mount -t debugfs none /sys/kernel/debug (old kernels keep tracing there)",
@@ -91,22 +93,24 @@ static int check_events(const struct sonde_doctor_config *cfg, struct sonde_doct
 		r = sonde_list_dir(path, true, &subs);
 	if (r == 0 && subs.n)
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
-			       "%zu event systems in tracefs; tracepoint PMU %s", subs.n,
-			       pmu ? "present" : "absent");
+				     "%zu event systems in tracefs; tracepoint PMU %s", subs.n,
+				     pmu ? "present" : "absent");
 	else if (DOCTOR_DENIED(r))
 		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL, DOCTOR_FIX_TRACEFS_ROOT,
-			       "%s: %s; tracepoint PMU %s", path, sonde_strerror(r),
-			       pmu ? "present" : "absent");
+				     "%s: %s; tracepoint PMU %s", path, sonde_strerror(r),
+				     pmu ? "present" : "absent");
 	else if (pmu)
-		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
-			       cfg->tracefs ? NULL : "mount -t tracefs nodev /sys/kernel/tracing",
-			       "tracepoint PMU present; %s",
-			       cfg->tracefs ? "tracefs has no events" : "tracefs not mounted");
+		r = sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_WARN,
+		    cfg->tracefs ? NULL : "mount -t tracefs nodev /sys/kernel/tracing",
+		    "tracepoint PMU present; %s",
+		    cfg->tracefs ? "tracefs has no events" : "tracefs not mounted");
 	else
-		r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
-			       "build the kernel with CONFIG_EVENT_TRACING=y (CONFIG_FTRACE=y)",
-			       "no tracepoint PMU; %s",
-			       cfg->tracefs ? "no tracefs events" : "tracefs not mounted");
+		r = sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_UNAVAILABLE,
+		    "build the kernel with CONFIG_EVENT_TRACING=y (CONFIG_FTRACE=y)",
+		    "no tracepoint PMU; %s",
+		    cfg->tracefs ? "no tracefs events" : "tracefs not mounted");
 	sonde_strlist_fini(&subs);
 	return r;
 }
@@ -125,18 +129,18 @@ static int check_probe(const struct sonde_doctor_config *cfg, struct sonde_docto
 	pmu = sonde_doctor_exists(cfg->sysfs, pmu_rel);
 	if (in_tracefs || pmu)
 		return sonde_doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
-				  in_tracefs && pmu ? SONDE_DOCTOR_OK : SONDE_DOCTOR_WARN,
-				  in_tracefs || cfg->tracefs
-				      ? NULL
-				      : "mount -t tracefs nodev /sys/kernel/tracing",
-				  "%s: %s; %s PMU: %s", file,
-				  in_tracefs	 ? "present"
-				  : cfg->tracefs ? "absent"
-						 : "tracefs not mounted",
-				  kind, pmu ? "present" : "absent");
+					in_tracefs && pmu ? SONDE_DOCTOR_OK : SONDE_DOCTOR_WARN,
+					in_tracefs || cfg->tracefs
+					    ? NULL
+					    : "mount -t tracefs nodev /sys/kernel/tracing",
+					"%s: %s; %s PMU: %s", file,
+					in_tracefs     ? "present"
+					: cfg->tracefs ? "absent"
+						       : "tracefs not mounted",
+					kind, pmu ? "present" : "absent");
 	return sonde_doctor_add(rep, kind[0] == 'k' ? "kprobes" : "uprobes", title,
-			  SONDE_DOCTOR_UNAVAILABLE, fix, "no %s in tracefs, no %s PMU in sysfs",
-			  file, kind);
+				SONDE_DOCTOR_UNAVAILABLE, fix,
+				"no %s in tracefs, no %s PMU in sysfs", file, kind);
 }
 
 int sonde_doctor_check_tracefs(const struct sonde_doctor_config *cfg,

@@ -151,48 +151,51 @@ static int report_trial(struct sonde_doctor_report *rep, const char *t, const st
 		snprintf(inst, sizeof(inst), "instance: %s", err_text(tr->inst, e1, sizeof(e1)));
 	if (tr->inst == 0) {
 		snprintf(summary, slen, "permitted");
-		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "permitted (%s)", inst);
+		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL, "permitted (%s)",
+					inst);
 	}
 	if (tr->top == 0 && tr->inst == 1 && tr->inst_capable) {
 		/* No scratch instance could be made: the top level is all we know. */
 		snprintf(summary, slen, "permitted");
 		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
-				  "permitted in the top level (%s)", inst);
+					"permitted in the top level (%s)", inst);
 	}
 	if (tr->top == 0) {
 		snprintf(summary, slen, "top-level instance only");
-		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
-				  "use it in the top-level instance, alone: sonde does so when "
-				  "nothing else traces there",
-				  "%s: top-level instance only (%s; top level: ok)", t, inst);
+		return sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_WARN,
+		    "use it in the top-level instance, alone: sonde does so when "
+		    "nothing else traces there",
+		    "%s: top-level instance only (%s; top level: ok)", t, inst);
 	}
 	if (tr->top < 0) {
 		en = err_text(err, e2, sizeof(e2));
 		snprintf(summary, slen, "refused (%s)", en);
-		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
-				  err == -EPERM
-				      ? "the kernel refuses it even to root (lockdown, a security "
-					"module or the hypervisor's policy): use trace events, "
-					"uprobes or BPF instead"
-				      : "see the kernel's tracing/error_log",
-				  "listed but refused (%s): %s; top level: %s", en, inst,
-				  err_text(tr->top, e1, sizeof(e1)));
+		return sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_FAIL,
+		    err == -EPERM ? "the kernel refuses it even to root (lockdown, a security "
+				    "module or the hypervisor's policy): use trace events, "
+				    "uprobes or BPF instead"
+				  : "see the kernel's tracing/error_log",
+		    "listed but refused (%s): %s; top level: %s", en, inst,
+		    err_text(tr->top, e1, sizeof(e1)));
 	}
 	/* The top level was not tried: say what we know and why. */
 	if (!tr->inst_capable || tr->inst == 1) {
 		snprintf(summary, slen, "untested");
-		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
-				  "run sonde doctor again while nothing traces in the top level",
-				  "%s; top level not tried: %s", inst, tr->why_not_top);
+		return sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_WARN,
+		    "run sonde doctor again while nothing traces in the top level",
+		    "%s; top level not tried: %s", inst, tr->why_not_top);
 	}
 	en = err_text(tr->inst, e2, sizeof(e2));
 	snprintf(summary, slen, "refused in instances (%s)", en);
-	return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_FAIL,
-			  tr->inst == -EPERM ? "the kernel refuses it even to root (lockdown, a "
-					       "security module or the hypervisor's policy)"
-					     : "see the kernel's tracing/error_log",
-			  "refused in instances (%s); top level not tried: %s", en,
-			  tr->why_not_top);
+	return sonde_doctor_add(
+	    rep, id, title, SONDE_DOCTOR_FAIL,
+	    tr->inst == -EPERM ? "the kernel refuses it even to root (lockdown, a "
+				 "security module or the hypervisor's policy)"
+			       : "see the kernel's tracing/error_log",
+	    "refused in instances (%s); top level not tried: %s", en, tr->why_not_top);
 }
 
 /* Tries @t in the scratch instance @inst (NULL: none could be made), then the top level. */
@@ -226,19 +229,20 @@ static int report_blk(const struct sonde_doctor_config *cfg, struct sonde_doctor
 
 	if (listed && !strcmp(summary, "permitted"))
 		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_OK, NULL,
-				  "blk tracer: permitted in instances; block tracepoints: %s",
-				  events ? "present" : "absent");
+					"blk tracer: permitted in instances; block tracepoints: %s",
+					events ? "present" : "absent");
 	if (listed && !strcmp(summary, "top-level instance only"))
-		return sonde_doctor_add(rep, id, title, SONDE_DOCTOR_WARN,
-				  "one blk tracing session at a time, in the top level; block "
-				  "tracepoints work in instances",
-				  "blk tracer: top-level instance only; block tracepoints: %s",
-				  events ? "present" : "absent");
-	return sonde_doctor_add(rep, id, title, events ? SONDE_DOCTOR_WARN : SONDE_DOCTOR_UNAVAILABLE,
-			  listed ? "see tracer.blk"
-				 : "build the kernel with CONFIG_BLK_DEV_IO_TRACE=y",
-			  "blk tracer: %s; block tracepoints: %s", listed ? summary : "not built",
-			  events ? "present" : "absent");
+		return sonde_doctor_add(
+		    rep, id, title, SONDE_DOCTOR_WARN,
+		    "one blk tracing session at a time, in the top level; block "
+		    "tracepoints work in instances",
+		    "blk tracer: top-level instance only; block tracepoints: %s",
+		    events ? "present" : "absent");
+	return sonde_doctor_add(
+	    rep, id, title, events ? SONDE_DOCTOR_WARN : SONDE_DOCTOR_UNAVAILABLE,
+	    listed ? "see tracer.blk" : "build the kernel with CONFIG_BLK_DEV_IO_TRACE=y",
+	    "blk tracer: %s; block tracepoints: %s", listed ? summary : "not built",
+	    events ? "present" : "absent");
 }
 
 int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
@@ -252,21 +256,22 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 
 	if (!cfg->tracefs)
 		return sonde_doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_UNAVAILABLE,
-				  "mount -t tracefs nodev /sys/kernel/tracing",
-				  "tracefs not mounted");
+					"mount -t tracefs nodev /sys/kernel/tracing",
+					"tracefs not mounted");
 	r = sonde_tracefs_instance_read(cfg->tracefs, NULL, "available_tracers", text,
 					sizeof(text));
 	if (r < 0)
 		return sonde_doctor_add(rep, "tracers", "ftrace tracers",
-				  DOCTOR_DENIED(r) ? SONDE_DOCTOR_FAIL : SONDE_DOCTOR_UNAVAILABLE,
-				  DOCTOR_DENIED(r) ? DOCTOR_FIX_TRACEFS_ROOT
-						   : "build the kernel with CONFIG_FTRACE=y",
-				  "available_tracers: %s", sonde_strerror(r));
+					DOCTOR_DENIED(r) ? SONDE_DOCTOR_FAIL
+							 : SONDE_DOCTOR_UNAVAILABLE,
+					DOCTOR_DENIED(r) ? DOCTOR_FIX_TRACEFS_ROOT
+							 : "build the kernel with CONFIG_FTRACE=y",
+					"available_tracers: %s", sonde_strerror(r));
 	sonde_strlist_init(&top);
 	sonde_strlist_init(&inst_list);
 	if (sonde_tracefs_split_words(text, &top) < 0 ||
 	    sonde_doctor_add(rep, "tracers", "ftrace tracers", SONDE_DOCTOR_OK, NULL,
-		       "available_tracers: %s", text) < 0) {
+			     "available_tracers: %s", text) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -279,7 +284,7 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 		snprintf(fix, sizeof(fix), "build the kernel with %s", known[i].config);
 		snprintf(title, sizeof(title), "%s tracer", known[i].name);
 		if ((r = sonde_doctor_add(rep, id, title, SONDE_DOCTOR_UNAVAILABLE, fix,
-				    "not listed in available_tracers")) < 0)
+					  "not listed in available_tracers")) < 0)
 			goto out;
 	}
 
@@ -324,14 +329,14 @@ int sonde_doctor_check_tracers(const struct sonde_doctor_config *cfg,
 		}
 		if (d < 0 && r == 0)
 			r = sonde_doctor_add(rep, "scratch_instance", "scratch instance",
-				       SONDE_DOCTOR_FAIL, "rmdir it by hand",
-				       "instances/%s left behind: %s", inst,
-				       sonde_doctor_errno_name(d, en, sizeof(en)));
+					     SONDE_DOCTOR_FAIL, "rmdir it by hand",
+					     "instances/%s left behind: %s", inst,
+					     sonde_doctor_errno_name(d, en, sizeof(en)));
 	} else if (r == 0) {
 		r = sonde_doctor_add(rep, "scratch_instance", "scratch instance", SONDE_DOCTOR_WARN,
-			       made == -ENOENT ? "instances need Linux 3.10 or later" : NULL,
-			       "instances/%s: %s: tracers tried in the top level only", inst,
-			       sonde_doctor_errno_name(made, en, sizeof(en)));
+				     made == -ENOENT ? "instances need Linux 3.10 or later" : NULL,
+				     "instances/%s: %s: tracers tried in the top level only", inst,
+				     sonde_doctor_errno_name(made, en, sizeof(en)));
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)

@@ -18,37 +18,68 @@ struct bit_name {
 	const char *name;
 };
 
-#define BIT(prefix, n) {prefix##n, #n}
+#define BIT(prefix, n)                                                                             \
+	{                                                                                          \
+		prefix##n, #n                                                                      \
+	}
 
 static const struct bit_name sample_bits[] = {
-	BIT(PERF_SAMPLE_, IP),		  BIT(PERF_SAMPLE_, TID),	    BIT(PERF_SAMPLE_, TIME),
-	BIT(PERF_SAMPLE_, ADDR),	  BIT(PERF_SAMPLE_, READ),	    BIT(PERF_SAMPLE_, CALLCHAIN),
-	BIT(PERF_SAMPLE_, ID),		  BIT(PERF_SAMPLE_, CPU),	    BIT(PERF_SAMPLE_, PERIOD),
-	BIT(PERF_SAMPLE_, STREAM_ID),	  BIT(PERF_SAMPLE_, RAW),	    BIT(PERF_SAMPLE_, BRANCH_STACK),
-	BIT(PERF_SAMPLE_, REGS_USER),	  BIT(PERF_SAMPLE_, STACK_USER),    BIT(PERF_SAMPLE_, IDENTIFIER),
-	BIT(PERF_SAMPLE_, REGS_INTR),	  BIT(PERF_SAMPLE_, DATA_SRC),	    BIT(PERF_SAMPLE_, WEIGHT),
-	BIT(PERF_SAMPLE_, PHYS_ADDR),	  BIT(PERF_SAMPLE_, AUX),	    BIT(PERF_SAMPLE_, CGROUP),
-	BIT(PERF_SAMPLE_, DATA_PAGE_SIZE), BIT(PERF_SAMPLE_, CODE_PAGE_SIZE), BIT(PERF_SAMPLE_, WEIGHT_STRUCT),
-	{0, NULL},
+    BIT(PERF_SAMPLE_, IP),
+    BIT(PERF_SAMPLE_, TID),
+    BIT(PERF_SAMPLE_, TIME),
+    BIT(PERF_SAMPLE_, ADDR),
+    BIT(PERF_SAMPLE_, READ),
+    BIT(PERF_SAMPLE_, CALLCHAIN),
+    BIT(PERF_SAMPLE_, ID),
+    BIT(PERF_SAMPLE_, CPU),
+    BIT(PERF_SAMPLE_, PERIOD),
+    BIT(PERF_SAMPLE_, STREAM_ID),
+    BIT(PERF_SAMPLE_, RAW),
+    BIT(PERF_SAMPLE_, BRANCH_STACK),
+    BIT(PERF_SAMPLE_, REGS_USER),
+    BIT(PERF_SAMPLE_, STACK_USER),
+    BIT(PERF_SAMPLE_, IDENTIFIER),
+    BIT(PERF_SAMPLE_, REGS_INTR),
+    BIT(PERF_SAMPLE_, DATA_SRC),
+    BIT(PERF_SAMPLE_, WEIGHT),
+    BIT(PERF_SAMPLE_, PHYS_ADDR),
+    BIT(PERF_SAMPLE_, AUX),
+    BIT(PERF_SAMPLE_, CGROUP),
+    BIT(PERF_SAMPLE_, DATA_PAGE_SIZE),
+    BIT(PERF_SAMPLE_, CODE_PAGE_SIZE),
+    BIT(PERF_SAMPLE_, WEIGHT_STRUCT),
+    {0, NULL},
 };
 
 static const struct bit_name branch_bits[] = {
-	BIT(PERF_SAMPLE_BRANCH_, USER),	      BIT(PERF_SAMPLE_BRANCH_, KERNEL),
-	BIT(PERF_SAMPLE_BRANCH_, HV),	      BIT(PERF_SAMPLE_BRANCH_, ANY),
-	BIT(PERF_SAMPLE_BRANCH_, ANY_CALL),   BIT(PERF_SAMPLE_BRANCH_, ANY_RETURN),
-	BIT(PERF_SAMPLE_BRANCH_, IND_CALL),   BIT(PERF_SAMPLE_BRANCH_, ABORT_TX),
-	BIT(PERF_SAMPLE_BRANCH_, IN_TX),      BIT(PERF_SAMPLE_BRANCH_, NO_TX),
-	BIT(PERF_SAMPLE_BRANCH_, COND),	      BIT(PERF_SAMPLE_BRANCH_, CALL_STACK),
-	BIT(PERF_SAMPLE_BRANCH_, IND_JUMP),   BIT(PERF_SAMPLE_BRANCH_, CALL),
-	BIT(PERF_SAMPLE_BRANCH_, NO_FLAGS),   BIT(PERF_SAMPLE_BRANCH_, NO_CYCLES),
-	BIT(PERF_SAMPLE_BRANCH_, TYPE_SAVE),  BIT(PERF_SAMPLE_BRANCH_, HW_INDEX),
-	{0, NULL},
+    BIT(PERF_SAMPLE_BRANCH_, USER),
+    BIT(PERF_SAMPLE_BRANCH_, KERNEL),
+    BIT(PERF_SAMPLE_BRANCH_, HV),
+    BIT(PERF_SAMPLE_BRANCH_, ANY),
+    BIT(PERF_SAMPLE_BRANCH_, ANY_CALL),
+    BIT(PERF_SAMPLE_BRANCH_, ANY_RETURN),
+    BIT(PERF_SAMPLE_BRANCH_, IND_CALL),
+    BIT(PERF_SAMPLE_BRANCH_, ABORT_TX),
+    BIT(PERF_SAMPLE_BRANCH_, IN_TX),
+    BIT(PERF_SAMPLE_BRANCH_, NO_TX),
+    BIT(PERF_SAMPLE_BRANCH_, COND),
+    BIT(PERF_SAMPLE_BRANCH_, CALL_STACK),
+    BIT(PERF_SAMPLE_BRANCH_, IND_JUMP),
+    BIT(PERF_SAMPLE_BRANCH_, CALL),
+    BIT(PERF_SAMPLE_BRANCH_, NO_FLAGS),
+    BIT(PERF_SAMPLE_BRANCH_, NO_CYCLES),
+    BIT(PERF_SAMPLE_BRANCH_, TYPE_SAVE),
+    BIT(PERF_SAMPLE_BRANCH_, HW_INDEX),
+    {0, NULL},
 };
 
 static const struct bit_name read_bits[] = {
-	BIT(PERF_FORMAT_, TOTAL_TIME_ENABLED), BIT(PERF_FORMAT_, TOTAL_TIME_RUNNING),
-	BIT(PERF_FORMAT_, ID), BIT(PERF_FORMAT_, GROUP), BIT(PERF_FORMAT_, LOST),
-	{0, NULL},
+    BIT(PERF_FORMAT_, TOTAL_TIME_ENABLED),
+    BIT(PERF_FORMAT_, TOTAL_TIME_RUNNING),
+    BIT(PERF_FORMAT_, ID),
+    BIT(PERF_FORMAT_, GROUP),
+    BIT(PERF_FORMAT_, LOST),
+    {0, NULL},
 };
 
 #undef BIT
@@ -58,7 +89,9 @@ enum shape { DEC, HEX, SIGNED, SAMPLE, BRANCH, READ };
 
 static void format(char *buf, size_t len, enum shape s, uint64_t v)
 {
-	const struct bit_name *bits = s == SAMPLE ? sample_bits : s == BRANCH ? branch_bits : read_bits;
+	const struct bit_name *bits = s == SAMPLE   ? sample_bits
+				      : s == BRANCH ? branch_bits
+						    : read_bits;
 	size_t used = 0;
 
 	switch (s) {
@@ -78,7 +111,8 @@ static void format(char *buf, size_t len, enum shape s, uint64_t v)
 	buf[0] = '\0';
 	for (const struct bit_name *b = bits; b->name && used < len; b++)
 		if (v & b->bit)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "|" : "", b->name);
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "|" : "",
+						 b->name);
 }
 
 struct emit {

@@ -38,7 +38,8 @@ static void take_event_update(struct sonde_pd_reader *r, const uint8_t *rec, uin
 {
 	const struct sonde_pd_attr *a;
 
-	if (size <= 24 || pd_get64(rec + 8) != EVENT_UPDATE_NAME || !memchr(rec + 24, 0, size - 24u))
+	if (size <= 24 || pd_get64(rec + 8) != EVENT_UPDATE_NAME ||
+	    !memchr(rec + 24, 0, size - 24u))
 		return;
 	a = sonde_pd_reader_find_id(r, pd_get64(rec + 16));
 	if (a)
@@ -51,9 +52,9 @@ static int take_feature(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t 
 	uint64_t bit;
 
 	if (size < 16)
-		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-					"HEADER_FEATURE at offset 0x%" PRIx64 ": size %u too small",
-					off, size);
+		return sonde_pd_reader_setmsg(
+		    r, SONDE_E_FORMAT, "HEADER_FEATURE at offset 0x%" PRIx64 ": size %u too small",
+		    off, size);
 	bit = pd_get64(rec + 8);
 	/* 0 is reserved; perf ends the list with an empty HEADER_LAST_FEATURE. */
 	if (bit == 0 || bit >= SONDE_PD_FEAT_BITS || size == 16)
@@ -166,15 +167,17 @@ static int read_ahead(struct sonde_pd_reader *r)
 			uint32_t type = pd_get32(r->pre + done);
 
 			done = r->pre_len;
-			if (type < SONDE_PD_KERNEL_RECORD_MAX || type == SONDE_PD_RECORD_FINISHED_ROUND)
+			if (type < SONDE_PD_KERNEL_RECORD_MAX ||
+			    type == SONDE_PD_RECORD_FINISHED_ROUND)
 				return 0;
 			continue;
 		}
 		if ((uint64_t)need > PRE_MAX - r->pre_len)
-			return sonde_pd_reader_setmsg(r, SONDE_E_LIMIT,
-						"pipe header records: more than %u MiB before the "
-						"first event record",
-						PRE_MAX >> 20);
+			return sonde_pd_reader_setmsg(
+			    r, SONDE_E_LIMIT,
+			    "pipe header records: more than %u MiB before the "
+			    "first event record",
+			    PRE_MAX >> 20);
 		if (r->pre_len + (size_t)need > cap) {
 			size_t ncap = cap;
 			uint8_t *b;
@@ -190,8 +193,9 @@ static int read_ahead(struct sonde_pd_reader *r)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return sonde_pd_reader_setmsg(r, -errno, "reading the pipe header records: %s",
-						sonde_strerror(-errno));
+			return sonde_pd_reader_setmsg(r, -errno,
+						      "reading the pipe header records: %s",
+						      sonde_strerror(-errno));
 		if (got == 0)
 			return 0; /* the stream ended: the iteration finds the cut record */
 		r->pre_len += (size_t)got;
@@ -228,10 +232,11 @@ int sonde_pd_pipe_next_pre(struct sonde_pd_reader *r, struct sonde_pd_record *re
 		/* read_ahead stops only at the end of the stream or a bad size. */
 		r->pre_pos = r->pre_len;
 		if (left >= 8 && pd_get16(p + 6) < 8)
-			return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-							 "record type %u at offset 0x%" PRIx64
-							 ": size %u smaller than header",
-							 pd_get32(p), r->pos, pd_get16(p + 6));
+			return r->err =
+				   sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
+							  "record type %u at offset 0x%" PRIx64
+							  ": size %u smaller than header",
+							  pd_get32(p), r->pos, pd_get16(p + 6));
 		return sonde_pd_reader_truncated(r, r->pos, "the stream ends inside a record");
 	}
 	if ((uintptr_t)p % 8) {

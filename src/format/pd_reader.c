@@ -61,13 +61,13 @@ static int read_attrs(struct sonde_pd_reader *r)
 	if (h->attrs.size == 0)
 		return 0;
 	if (stride < PERF_ATTR_SIZE_VER0 + sizeof(struct sonde_pd_section) || stride > 4096)
-		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "header: attr size %" PRIu64 " is invalid",
-			      stride);
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
+					      "header: attr size %" PRIu64 " is invalid", stride);
 	if (!inside(h->attrs.offset, h->attrs.size, r->len))
 		return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED,
-			      "attrs section at 0x%" PRIx64 " (%" PRIu64
-			      " bytes) runs past the end of file (%zu bytes)",
-			      h->attrs.offset, h->attrs.size, r->len);
+					      "attrs section at 0x%" PRIx64 " (%" PRIu64
+					      " bytes) runs past the end of file (%zu bytes)",
+					      h->attrs.offset, h->attrs.size, r->len);
 	n = h->attrs.size / stride;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t off = h->attrs.offset + i * stride;
@@ -79,17 +79,19 @@ static int read_attrs(struct sonde_pd_reader *r)
 		if (fsz == 0)
 			fsz = PERF_ATTR_SIZE_VER0;
 		if (fsz < PERF_ATTR_SIZE_VER0 || fsz > stride - sizeof(struct sonde_pd_section))
-			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				      "attr %" PRIu64 " at offset 0x%" PRIx64
-				      ": size %u does not fit the attr stride %" PRIu64,
-				      i, off, fsz, stride);
+			return sonde_pd_reader_setmsg(
+			    r, SONDE_E_FORMAT,
+			    "attr %" PRIu64 " at offset 0x%" PRIx64
+			    ": size %u does not fit the attr stride %" PRIu64,
+			    i, off, fsz, stride);
 		ioff = pd_get64(a + fsz);
 		isz = pd_get64(a + fsz + 8);
 		if (isz % 8 || !inside(ioff, isz, r->len))
 			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				      "attr %" PRIu64 " at offset 0x%" PRIx64 ": ids at 0x%" PRIx64
-				      " (%" PRIu64 " bytes) outside the file",
-				      i, off, ioff, isz);
+						      "attr %" PRIu64 " at offset 0x%" PRIx64
+						      ": ids at 0x%" PRIx64 " (%" PRIu64
+						      " bytes) outside the file",
+						      i, off, ioff, isz);
 		err = sonde_pd_reader_add_attr(r, a, fsz, r->base + ioff, isz / 8);
 		if (err)
 			return err;
@@ -122,10 +124,11 @@ static int read_features(struct sonde_pd_reader *r)
 		if (!inside(r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len)) {
 			/* A cut file: keep the data and the features that are whole. */
 			r->feat.truncated = true;
-			sonde_pd_reader_setmsg(r, 0,
-			       "feature %u: section at 0x%" PRIx64 " (%" PRIu64
-			       " bytes) runs past the end of file (%zu bytes); dropped",
-			       bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
+			sonde_pd_reader_setmsg(
+			    r, 0,
+			    "feature %u: section at 0x%" PRIx64 " (%" PRIu64
+			    " bytes) runs past the end of file (%zu bytes); dropped",
+			    bit, r->feat_sec[bit].offset, r->feat_sec[bit].size, r->len);
 			continue;
 		}
 		r->feat_present[bit] = true;
@@ -147,17 +150,19 @@ static int read_header(struct sonde_pd_reader *r)
 	uint64_t magic;
 
 	if (r->len < 16)
-		return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header",
-			      r->len);
+		return sonde_pd_reader_setmsg(
+		    r, SONDE_E_TRUNCATED, "%zu bytes: too small for a perf.data header", r->len);
 	magic = pd_get64(b);
 	if (magic == __builtin_bswap64(SONDE_PD_MAGIC))
-		return sonde_pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
-			      "byte-swapped (other-endian) perf.data is not supported");
+		return sonde_pd_reader_setmsg(
+		    r, SONDE_E_NOT_SUPPORTED,
+		    "byte-swapped (other-endian) perf.data is not supported");
 	if (memcmp(b, "PERFFILE", 8) == 0)
 		return sonde_pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
-			      "old (PERFFILE) perf.data is not supported");
+					      "old (PERFFILE) perf.data is not supported");
 	if (magic != SONDE_PD_MAGIC)
-		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "not a perf.data file (bad magic)");
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
+					      "not a perf.data file (bad magic)");
 	h->magic = magic;
 	h->size = pd_get64(b + 8);
 	if (h->size == 16) {
@@ -168,15 +173,16 @@ static int read_header(struct sonde_pd_reader *r)
 	}
 	/* perf also takes the header from before the feature bitmap (72 bytes) */
 	if (h->size != sizeof(*h) && h->size != offsetof(struct sonde_pd_file_header, features))
-		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "header: size %" PRIu64 " is not 104 or 16",
-			      h->size);
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
+					      "header: size %" PRIu64 " is not 104 or 16", h->size);
 	if (r->stream)
 		return sonde_pd_reader_setmsg(r, SONDE_E_NOT_SUPPORTED,
-			      "a file-mode perf.data can't be read from a pipe");
+					      "a file-mode perf.data can't be read from a pipe");
 	if (r->len < h->size)
 		return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED,
-			      "%zu bytes: too small for the %" PRIu64 "-byte perf.data header",
-			      r->len, h->size);
+					      "%zu bytes: too small for the %" PRIu64
+					      "-byte perf.data header",
+					      r->len, h->size);
 	h->attr_size = pd_get64(b + 16);
 	h->attrs.offset = pd_get64(b + 24);
 	h->attrs.size = pd_get64(b + 32);
@@ -190,8 +196,9 @@ static int read_header(struct sonde_pd_reader *r)
 
 	if (h->data.offset < h->size || h->data.offset > r->len)
 		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-			      "header: data offset 0x%" PRIx64 " outside the file (%zu bytes)",
-			      h->data.offset, r->len);
+					      "header: data offset 0x%" PRIx64
+					      " outside the file (%zu bytes)",
+					      h->data.offset, r->len);
 	r->data_start = h->data.offset;
 	if (h->data.size == 0 && r->len > h->data.offset &&
 	    !(h->features[0] | h->features[1] | h->features[2] | h->features[3])) {
@@ -220,7 +227,8 @@ static int finish_open(struct sonde_pd_reader *r)
 	r->pos = r->data_start;
 	if (r->pipe)
 		return sonde_pd_pipe_prelude(r);
-	if ((err = read_attrs(r)) || (err = sonde_pd_reader_index_ids(r)) || (err = read_features(r)))
+	if ((err = read_attrs(r)) || (err = sonde_pd_reader_index_ids(r)) ||
+	    (err = read_features(r)))
 		return err;
 	sonde_pd_trailer_read(r);
 	return 0;
@@ -313,7 +321,8 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 			r->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (r->map == MAP_FAILED) {
 				r->map = NULL;
-				err = sonde_pd_reader_setmsg(r, -errno, "mmap: %s", sonde_strerror(-errno));
+				err = sonde_pd_reader_setmsg(r, -errno, "mmap: %s",
+							     sonde_strerror(-errno));
 			} else {
 				r->map_len = (size_t)st.st_size;
 				/* Read once front to back: big readahead, and what was
@@ -331,7 +340,8 @@ int sonde_pd_reader_open_fd(struct sonde_pd_reader **out, int fd, struct sonde_e
 			r->base = r->sbuf;
 			r->len = r->slen;
 		} else {
-			sonde_pd_reader_setmsg(r, err, "reading the header: %s", sonde_strerror(err));
+			sonde_pd_reader_setmsg(r, err, "reading the header: %s",
+					       sonde_strerror(err));
 		}
 	}
 	err = conclude(r, err, out, errmsg);
@@ -482,8 +492,9 @@ static int extra_size(struct sonde_pd_reader *r, uint32_t type, const uint8_t *r
 	*extra = pd_record_extra(type, rec, size);
 	if ((type == SONDE_PD_RECORD_HEADER_TRACING_DATA && size < 12) ||
 	    (type == SONDE_PD_RECORD_AUXTRACE && size < 16))
-		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT, "%s at offset 0x%" PRIx64 ": size %u too small",
-			      sonde_pd_record_name(type), off, size);
+		return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
+					      "%s at offset 0x%" PRIx64 ": size %u too small",
+					      sonde_pd_record_name(type), off, size);
 	return 0;
 }
 
@@ -498,8 +509,8 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		return sonde_pd_pipe_next_pre(r, rec);
 	r->slen = 0;
 	if ((err = stream_fill(r, 8)))
-		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
-				       sonde_strerror(err));
+		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s",
+						       off, sonde_strerror(err));
 	if (r->slen == 0)
 		return 0;
 	if (r->slen < 8)
@@ -508,27 +519,29 @@ static int next_stream(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	size = pd_get16(r->sbuf + 6);
 	if (size < 8)
 		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				       "record type %u at offset 0x%" PRIx64
-				       ": size %u smaller than header",
-				       type, off, size);
+						       "record type %u at offset 0x%" PRIx64
+						       ": size %u smaller than header",
+						       type, off, size);
 	if ((err = stream_fill(r, size)))
-		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
-				       sonde_strerror(err));
+		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s",
+						       off, sonde_strerror(err));
 	if (r->slen < size)
 		return sonde_pd_reader_truncated(r, off, "the stream ends inside the record");
 	if ((err = extra_size(r, type, r->sbuf, size, off, &extra)))
 		return r->err = err;
 	if (extra > STREAM_MAX - size)
 		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_LIMIT,
-				       "record type %u at offset 0x%" PRIx64 ": %" PRIu64
-				       " bytes of trailing data",
-				       type, off, extra);
+						       "record type %u at offset 0x%" PRIx64
+						       ": %" PRIu64 " bytes of trailing data",
+						       type, off, extra);
 	if ((err = stream_fill(r, size + extra)))
-		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s", off,
-				       sonde_strerror(err));
+		return r->err = sonde_pd_reader_setmsg(r, err, "record at offset 0x%" PRIx64 ": %s",
+						       off, sonde_strerror(err));
 	if (r->slen < size + extra)
-		return sonde_pd_reader_truncated(r, off, "the stream ends inside the record's data");
-	if (type == SONDE_PD_RECORD_HEADER_ATTR && (err = sonde_pd_reader_take_attr(r, r->sbuf, size, off)))
+		return sonde_pd_reader_truncated(r, off,
+						 "the stream ends inside the record's data");
+	if (type == SONDE_PD_RECORD_HEADER_ATTR &&
+	    (err = sonde_pd_reader_take_attr(r, r->sbuf, size, off)))
 		return r->err = err;
 	rec->offset = off;
 	rec->type = type;
@@ -558,9 +571,10 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		if (r->truncated_file && r->tail == SONDE_PD_TAIL_CLEAN) {
 			r->tail = SONDE_PD_TAIL_TRUNCATED;
 			sonde_pd_reader_setmsg(r, 0,
-			       "the file ends at offset 0x%" PRIx64
-			       " inside the data section (which ends at 0x%" PRIx64 ")",
-			       off, r->hdr.data.offset + r->hdr.data.size);
+					       "the file ends at offset 0x%" PRIx64
+					       " inside the data section (which ends at 0x%" PRIx64
+					       ")",
+					       off, r->hdr.data.offset + r->hdr.data.size);
 		}
 		return 0;
 	}
@@ -568,28 +582,31 @@ static int next_stored(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	p = r->base + off;
 	if (left < 8) {
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
-			return sonde_pd_reader_truncated(r, off, "the file ends inside a record header");
-		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				       "record at offset 0x%" PRIx64 ": %" PRIu64
-				       " bytes left in the data section, less than a header",
-				       off, left);
+			return sonde_pd_reader_truncated(r, off,
+							 "the file ends inside a record header");
+		return r->err = sonde_pd_reader_setmsg(
+			   r, SONDE_E_FORMAT,
+			   "record at offset 0x%" PRIx64 ": %" PRIu64
+			   " bytes left in the data section, less than a header",
+			   off, left);
 	}
 	type = pd_get32(p);
 	size = pd_get16(p + 6);
 	if (size < 8)
 		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				       "record type %u at offset 0x%" PRIx64
-				       ": size %u smaller than header",
-				       type, off, size);
+						       "record type %u at offset 0x%" PRIx64
+						       ": size %u smaller than header",
+						       type, off, size);
 	if ((err = extra_size(r, type, p, size <= left ? size : 0, off, &extra)) && size <= left)
 		return r->err = err;
 	if (size > left || extra > left - size) {
 		if (r->truncated_file || r->tail == SONDE_PD_TAIL_UNFINISHED || r->pipe)
 			return sonde_pd_reader_truncated(r, off, "the file ends inside the record");
-		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				       "record type %u at offset 0x%" PRIx64 ": size %" PRIu64
-				       " runs past the end of the data section (0x%" PRIx64 ")",
-				       type, off, size + extra, r->data_end);
+		return r->err = sonde_pd_reader_setmsg(
+			   r, SONDE_E_FORMAT,
+			   "record type %u at offset 0x%" PRIx64 ": size %" PRIu64
+			   " runs past the end of the data section (0x%" PRIx64 ")",
+			   type, off, size + extra, r->data_end);
 	}
 	if ((uintptr_t)p % 8) {
 		memcpy(r->scratch, p, size);
@@ -632,11 +649,11 @@ static int next_unpacked(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 	type = pd_get32(p);
 	size = pd_get16(p + 6);
 	if (size < 8)
-		return r->err =
-			   sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				  "record type %u unpacked from the COMPRESSED record at offset "
-				  "0x%" PRIx64 ": size %u smaller than header",
-				  type, r->zoff, size);
+		return r->err = sonde_pd_reader_setmsg(
+			   r, SONDE_E_FORMAT,
+			   "record type %u unpacked from the COMPRESSED record at offset "
+			   "0x%" PRIx64 ": size %u smaller than header",
+			   type, r->zoff, size);
 	if (size > left)
 		return 0;
 	if ((err = extra_size(r, type, p, size, r->zoff, &extra)))
@@ -670,29 +687,32 @@ static int unpack(struct sonde_pd_reader *r, const struct sonde_pd_record *rec)
 	int err;
 
 	if (!r->zd && (err = sonde_pd_zdecomp_new(&r->zd)))
-		return r->err = sonde_pd_reader_setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
-				       "COMPRESSED record at offset 0x%" PRIx64
-				       ": this sonde was built without zstd",
-				       rec->offset);
+		return r->err =
+			   sonde_pd_reader_setmsg(r, err == -ENOTSUP ? SONDE_E_NOT_SUPPORTED : err,
+						  "COMPRESSED record at offset 0x%" PRIx64
+						  ": this sonde was built without zstd",
+						  rec->offset);
 	if (r->zpos) {
 		memmove(r->zbuf, r->zbuf + r->zpos, r->zlen - r->zpos);
 		r->zlen -= r->zpos;
 		r->zpos = 0;
 	}
 	r->zoff = rec->offset;
-	err = sonde_pd_zdecomp_append(r->zd, (const uint8_t *)rec->data + 8, rec->size - 8u, &r->zbuf,
-				&r->zlen, &r->zcap, UNPACK_MAX, &why);
+	err = sonde_pd_zdecomp_append(r->zd, (const uint8_t *)rec->data + 8, rec->size - 8u,
+				      &r->zbuf, &r->zlen, &r->zcap, UNPACK_MAX, &why);
 	if (err == -ENOMEM)
-		return r->err = sonde_pd_reader_setmsg(r, err, "out of memory decompressing records");
+		return r->err =
+			   sonde_pd_reader_setmsg(r, err, "out of memory decompressing records");
 	if (err == SONDE_E_LIMIT)
-		return r->err = sonde_pd_reader_setmsg(r, err,
-				       "COMPRESSED record at offset 0x%" PRIx64
-				       ": more than %u MiB of records without a whole one",
-				       rec->offset, UNPACK_MAX >> 20);
+		return r->err = sonde_pd_reader_setmsg(
+			   r, err,
+			   "COMPRESSED record at offset 0x%" PRIx64
+			   ": more than %u MiB of records without a whole one",
+			   rec->offset, UNPACK_MAX >> 20);
 	if (err)
-		return r->err = sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				       "COMPRESSED record at offset 0x%" PRIx64 ": zstd: %s",
-				       rec->offset, why);
+		return r->err = sonde_pd_reader_setmsg(
+			   r, SONDE_E_FORMAT, "COMPRESSED record at offset 0x%" PRIx64 ": zstd: %s",
+			   rec->offset, why);
 	return 0;
 }
 
@@ -713,11 +733,12 @@ int sonde_pd_reader_next(struct sonde_pd_reader *r, struct sonde_pd_record *rec)
 		if ((n = next_stored(r, rec)) <= 0) {
 			if (n == 0 && r->zpos < r->zlen && r->tail == SONDE_PD_TAIL_CLEAN) {
 				r->tail = SONDE_PD_TAIL_TRUNCATED;
-				sonde_pd_reader_setmsg(r, 0,
-				       "the compressed data ends inside a record (COMPRESSED "
-				       "record at "
-				       "offset 0x%" PRIx64 ")",
-				       r->zoff);
+				sonde_pd_reader_setmsg(
+				    r, 0,
+				    "the compressed data ends inside a record (COMPRESSED "
+				    "record at "
+				    "offset 0x%" PRIx64 ")",
+				    r->zoff);
 			}
 			return n;
 		}
@@ -751,9 +772,9 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		return 0;
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		if (!rec->attr)
-			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				      "sample at offset 0x%" PRIx64 ": no event with its id",
-				      rec->offset);
+			return sonde_pd_reader_setmsg(
+			    r, SONDE_E_FORMAT,
+			    "sample at offset 0x%" PRIx64 ": no event with its id", rec->offset);
 		err = sonde_pd_sample_parse(&rec->attr->attr, p, rec->size, &ev->sample, &what);
 		if (err)
 			return sonde_pd_reader_setmsg(
@@ -766,10 +787,11 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 	if (rec->attr) {
 		trailer = sonde_pd_sample_id_size(&rec->attr->attr);
 		if (sonde_pd_sample_id_parse(&rec->attr->attr, p, rec->size, &ev->sample))
-			return sonde_pd_reader_setmsg(r, SONDE_E_TRUNCATED,
-				      "record type %u at offset 0x%" PRIx64
-				      ": size %u too small for its %zu-byte sample id",
-				      rec->type, rec->offset, rec->size, trailer);
+			return sonde_pd_reader_setmsg(
+			    r, SONDE_E_TRUNCATED,
+			    "record type %u at offset 0x%" PRIx64
+			    ": size %u too small for its %zu-byte sample id",
+			    rec->type, rec->offset, rec->size, trailer);
 	}
 	end = p + rec->size - trailer;
 	switch (rec->type) {
@@ -827,8 +849,9 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		m->filename = body_string(p + fixed, end);
 		if (!m->filename)
 			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				      "%s at offset 0x%" PRIx64 ": file name not terminated",
-				      sonde_pd_record_name(rec->type), rec->offset);
+						      "%s at offset 0x%" PRIx64
+						      ": file name not terminated",
+						      sonde_pd_record_name(rec->type), rec->offset);
 		break;
 	}
 	case PERF_RECORD_COMM:
@@ -836,9 +859,9 @@ int sonde_pd_reader_parse(struct sonde_pd_reader *r, const struct sonde_pd_recor
 		ev->comm.tid = pd_get32(p + 12);
 		ev->comm.comm = body_string(p + 16, end);
 		if (!ev->comm.comm)
-			return sonde_pd_reader_setmsg(r, SONDE_E_FORMAT,
-				      "COMM at offset 0x%" PRIx64 ": name not terminated",
-				      rec->offset);
+			return sonde_pd_reader_setmsg(
+			    r, SONDE_E_FORMAT, "COMM at offset 0x%" PRIx64 ": name not terminated",
+			    rec->offset);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:

@@ -81,11 +81,13 @@ int sonde_pd_reader_index_ids(struct sonde_pd_reader *r);
 /* Parses feature @bit from feat_ptr[bit], feat_sec[bit].size bytes. */
 int sonde_pd_reader_parse_feature(struct sonde_pd_reader *r, unsigned bit);
 /* Adds the event of a HEADER_ATTR record (pipe mode). */
-int sonde_pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size, uint64_t off);
+int sonde_pd_reader_take_attr(struct sonde_pd_reader *r, const uint8_t *rec, uint16_t size,
+			      uint64_t off);
 
 /* The event of a kernel record, found through its id. */
-const struct sonde_pd_attr *sonde_pd_reader_record_attr(const struct sonde_pd_reader *r, uint32_t type,
-						  const uint8_t *rec, uint16_t size);
+const struct sonde_pd_attr *sonde_pd_reader_record_attr(const struct sonde_pd_reader *r,
+							uint32_t type, const uint8_t *rec,
+							uint16_t size);
 /* Ends iteration at a cut record: tail TRUNCATED, message kept.  Return: 0. */
 int sonde_pd_reader_truncated(struct sonde_pd_reader *r, uint64_t off, const char *what);
 

@@ -60,7 +60,8 @@ int sonde_pd_trailer_write(struct sonde_pd_writer *w, uint64_t pos)
 	pd_put64(foot + 8, TRAILER_MAGIC);
 	if ((err = sonde_pd_writer_put(w, index, 8 + n * ENTRY_SIZE, pos, "the sonde index")))
 		return err;
-	return sonde_pd_writer_put(w, foot, sizeof(foot), pos + 8 + n * ENTRY_SIZE, "the sonde footer");
+	return sonde_pd_writer_put(w, foot, sizeof(foot), pos + 8 + n * ENTRY_SIZE,
+				   "the sonde footer");
 }
 
 void sonde_pd_trailer_read(struct sonde_pd_reader *r)

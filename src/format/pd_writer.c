@@ -232,7 +232,8 @@ static int begin(struct sonde_pd_writer *w)
 		err = sonde_pd_pwrite_all(w->fd, img, len, base, NULL);
 	free(img);
 	if (err)
-		return sonde_pd_writer_fail(w, err, "writing the perf.data header: %s", sonde_strerror(err));
+		return sonde_pd_writer_fail(w, err, "writing the perf.data header: %s",
+					    sonde_strerror(err));
 	w->begun = true;
 	w->attrs_dirty = false;
 	return 0;
@@ -266,7 +267,7 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 	if (w->stream) {
 		if ((err = sonde_pd_pipe_write(w, buf, len)))
 			return sonde_pd_writer_fail(w, err, "writing records to the stream: %s",
-					      sonde_strerror(err));
+						    sonde_strerror(err));
 		w->disk_size += len;
 		return 0;
 	}
@@ -276,16 +277,17 @@ static int write_records(struct sonde_pd_writer *w, const uint8_t *buf, size_t l
 		w->disk_size += whole_records(buf, done);
 		if (ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)) == 0)
 			write_header(w, false);
-		return sonde_pd_writer_fail(w, err,
-			    "writing records at offset 0x%" PRIx64
-			    ": %s (data kept up to 0x%" PRIx64 ")",
-			    off + done, sonde_strerror(err), w->data_offset + w->disk_size);
+		return sonde_pd_writer_fail(
+		    w, err,
+		    "writing records at offset 0x%" PRIx64 ": %s (data kept up to 0x%" PRIx64 ")",
+		    off + done, sonde_strerror(err), w->data_offset + w->disk_size);
 	}
 	w->disk_size += len;
 	/* Keep the header's data size current, so a killed recorder's file reads. */
 	err = write_header(w, false);
 	if (err)
-		return sonde_pd_writer_fail(w, err, "rewriting the header: %s", sonde_strerror(err));
+		return sonde_pd_writer_fail(w, err, "rewriting the header: %s",
+					    sonde_strerror(err));
 	return 0;
 }
 
@@ -348,7 +350,8 @@ static int stage(struct sonde_pd_writer *w, const uint8_t *p, size_t len)
 			/* One record bigger than a batch goes alone. */
 			n = pd_get16(p + 6) + pd_record_extra(pd_get32(p), p, pd_get16(p + 6));
 			if (sonde_pd_zcomp_records(w->z, p, n, append_cb, w) && !w->err)
-				sonde_pd_writer_fail(w, SONDE_E_FORMAT, "zstd failed to compress records");
+				sonde_pd_writer_fail(w, SONDE_E_FORMAT,
+						     "zstd failed to compress records");
 			if (w->err)
 				return w->err;
 		}
@@ -381,10 +384,11 @@ int sonde_pd_writer_write(struct sonde_pd_writer *w, const void *buf, size_t len
 			    pd_get32(p + off), off, sz);
 		if (sz > len - off ||
 		    pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz) > len - off - sz)
-			return sonde_pd_writer_fail(w, SONDE_E_FORMAT,
-				    "record type %u at buffer offset %zu: size %zu runs past the "
-				    "buffer (%zu bytes left)",
-				    pd_get32(p + off), off, sz, len - off);
+			return sonde_pd_writer_fail(
+			    w, SONDE_E_FORMAT,
+			    "record type %u at buffer offset %zu: size %zu runs past the "
+			    "buffer (%zu bytes left)",
+			    pd_get32(p + off), off, sz, len - off);
 		off += sz + pd_record_extra(pd_get32(p + off), p + off, (uint16_t)sz);
 	}
 	if (!w->begun && begin(w))
@@ -411,14 +415,17 @@ int sonde_pd_writer_set_compression(struct sonde_pd_writer *w, int level)
 	if (w->err)
 		return w->err;
 	if (w->data_size)
-		return sonde_pd_writer_fail(w, -EINVAL, "compression must be set before the first record");
+		return sonde_pd_writer_fail(w, -EINVAL,
+					    "compression must be set before the first record");
 	if (w->z)
 		return 0;
 	if ((err = sonde_pd_zcomp_new(&w->z, level))) {
 		if (err == -ENOTSUP)
-			return sonde_pd_writer_fail(w, err, "this sonde was built without zstd: -z is unavailable");
+			return sonde_pd_writer_fail(
+			    w, err, "this sonde was built without zstd: -z is unavailable");
 		if (err == -EINVAL)
-			return sonde_pd_writer_fail(w, err, "zstd compression level %d out of range", level);
+			return sonde_pd_writer_fail(
+			    w, err, "zstd compression level %d out of range", level);
 		return alloc_fail(w);
 	}
 	if (!(w->zin = malloc(ZBATCH))) {
@@ -605,9 +612,11 @@ int sonde_pd_writer_add_build_id(struct sonde_pd_writer *w, int32_t pid, uint16_
 	int err;
 
 	if (id_len > 20)
-		return sonde_pd_writer_fail(w, -EINVAL, "build id of %s: %zu bytes, at most 20", filename, id_len);
+		return sonde_pd_writer_fail(w, -EINVAL, "build id of %s: %zu bytes, at most 20",
+					    filename, id_len);
 	if (n > UINT16_MAX)
-		return sonde_pd_writer_fail(w, -ENAMETOOLONG, "build id file name too long: %s", filename);
+		return sonde_pd_writer_fail(w, -ENAMETOOLONG, "build id file name too long: %s",
+					    filename);
 	if (!(e = calloc(1, n)))
 		return alloc_fail(w);
 	/* perf_event_header (type 0), pid, 20 id bytes + size byte + 3 pad, name */
@@ -749,11 +758,13 @@ static int write_tail(struct sonde_pd_writer *w)
 		pd_put64(tab + i * 16, pos);
 		pd_put64(tab + i * 16 + 8, w->feat[b].len);
 		i++;
-		err = sonde_pd_writer_put(w, w->feat[b].data, w->feat[b].len, pos, "a header feature");
+		err = sonde_pd_writer_put(w, w->feat[b].data, w->feat[b].len, pos,
+					  "a header feature");
 		pos += w->feat[b].len;
 	}
 	if (!err)
-		err = sonde_pd_writer_put(w, tab, nr * sizeof(struct sonde_pd_section), table, "the feature table");
+		err = sonde_pd_writer_put(w, tab, nr * sizeof(struct sonde_pd_section), table,
+					  "the feature table");
 	free(tab);
 	if (!err && w->attrs_dirty) {
 		/* Events added after the data began: a new attrs section at the end. */
@@ -801,7 +812,8 @@ int sonde_pd_writer_close(struct sonde_pd_writer *w, struct sonde_errmsg *errmsg
 	if (w->z && !w->err)
 		sonde_pd_writer_compressed_feature(w);
 	if (!w->err && ftruncate(w->fd, (off_t)(w->data_offset + w->disk_size)))
-		sonde_pd_writer_fail(w, -errno, "truncating after the data: %s", sonde_strerror(-errno));
+		sonde_pd_writer_fail(w, -errno, "truncating after the data: %s",
+				     sonde_strerror(-errno));
 	if (!w->err)
 		write_tail(w);
 	if (w->err && w->begun) {

@@ -62,7 +62,7 @@ int sonde_pd_writer_fail(struct sonde_pd_writer *w, int err, const char *fmt, ..
 int sonde_pd_pwrite_all(int fd, const void *buf, size_t len, uint64_t off, size_t *done);
 /* Writes @len bytes at file offset @off (sticky error, message naming @what). */
 int sonde_pd_writer_put(struct sonde_pd_writer *w, const void *buf, size_t len, uint64_t off,
-		  const char *what);
+			const char *what);
 
 /* pd_writer.c */
 /* Serializes HEADER_EVENT_DESC from the events into its feature blob. */

@@ -49,7 +49,7 @@ static int put(struct sonde_pd_writer *w, const void *buf, size_t len, const cha
 		return w->err;
 	if ((err = sonde_pd_pipe_write(w, buf, len)))
 		return sonde_pd_writer_fail(w, err, "writing %s to the stream: %s", what,
-				      sonde_strerror(err));
+					    sonde_strerror(err));
 	return 0;
 }
 
@@ -61,8 +61,8 @@ static int put_record(struct sonde_pd_writer *w, uint32_t type, const void *pref
 	size_t total = 8 + prefix_len + len;
 
 	if (total > UINT16_MAX)
-		return sonde_pd_writer_fail(w, SONDE_E_LIMIT, "%s: %zu bytes, too big for a pipe record",
-				      what, total);
+		return sonde_pd_writer_fail(
+		    w, SONDE_E_LIMIT, "%s: %zu bytes, too big for a pipe record", what, total);
 	pd_put32(h, type);
 	pd_put16(h + 4, 0);
 	pd_put16(h + 6, (uint16_t)total);

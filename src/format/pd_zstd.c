@@ -80,7 +80,7 @@ static int emit_record(struct pd_zcomp *z, size_t payload,
 }
 
 int sonde_pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
-		     int (*emit)(void *ctx, const void *rec, size_t len), void *ctx)
+			   int (*emit)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	ZSTD_inBuffer src = {in, len, 0};
 	size_t left;
@@ -127,7 +127,7 @@ void sonde_pd_zdecomp_reset(struct pd_zdecomp *z)
 }
 
 int sonde_pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
-		      size_t *len, size_t *cap, size_t max, const char **why)
+			    size_t *len, size_t *cap, size_t max, const char **why)
 {
 	ZSTD_inBuffer src = {in, in_len, 0};
 

@@ -29,7 +29,7 @@ void sonde_pd_zcomp_free(struct pd_zcomp *z);
  * Return: 0, the emit error, or SONDE_E_FORMAT from zstd.
  */
 int sonde_pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
-		     int (*emit)(void *ctx, const void *rec, size_t len), void *ctx);
+			   int (*emit)(void *ctx, const void *rec, size_t len), void *ctx);
 
 struct pd_zdecomp;
 int sonde_pd_zdecomp_new(struct pd_zdecomp **out);
@@ -43,6 +43,6 @@ void sonde_pd_zdecomp_reset(struct pd_zdecomp *z);
  * zstd's reason in *why.
  */
 int sonde_pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
-		      size_t *len, size_t *cap, size_t max, const char **why);
+			    size_t *len, size_t *cap, size_t max, const char **why);
 
 #endif

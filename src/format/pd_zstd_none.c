@@ -30,7 +30,7 @@ void sonde_pd_zcomp_free(struct pd_zcomp *z)
 }
 
 int sonde_pd_zcomp_records(struct pd_zcomp *z, const void *in, size_t len,
-		     int (*emit)(void *ctx, const void *rec, size_t len), void *ctx)
+			   int (*emit)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	(void)z, (void)in, (void)len, (void)emit, (void)ctx;
 	return -ENOTSUP;
@@ -53,7 +53,7 @@ void sonde_pd_zdecomp_reset(struct pd_zdecomp *z)
 }
 
 int sonde_pd_zdecomp_append(struct pd_zdecomp *z, const void *in, size_t in_len, uint8_t **buf,
-		      size_t *len, size_t *cap, size_t max, const char **why)
+			    size_t *len, size_t *cap, size_t max, const char **why)
 {
 	(void)z, (void)in, (void)in_len, (void)buf, (void)len, (void)cap, (void)max;
 	*why = "sonde was built without zstd";

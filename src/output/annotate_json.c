@@ -55,7 +55,9 @@ static void one(struct sonde_json *j, const struct sonde_annotation *a)
 		sonde_json_kstr(j, "comp_dir", src->comp_dir);
 		sonde_json_kstr(j, "path", src->path);
 		sonde_json_kstr(j, "looked_for",
-				src->path ? NULL : src->looked_for ? src->looked_for : "");
+				src->path	  ? NULL
+				: src->looked_for ? src->looked_for
+						  : "");
 		sonde_json_obj_end(j);
 	}
 	sonde_json_arr_end(j);

@@ -343,8 +343,7 @@ static void clock_data(FILE *out, struct sonde_pd_reader *r)
 	if (localtime_r(&sec, &tm))
 		strftime(date, sizeof(date), "%F %T", &tm);
 	fprintf(out, "# clockid: %s (%u)\n", clock_name(clockid), clockid);
-	fprintf(out,
-		"# reference time: %s.%06u = %ld.%06u (TOD) = %ld.%09ld (%s)\n", date,
+	fprintf(out, "# reference time: %s.%06u = %ld.%06u (TOD) = %ld.%09ld (%s)\n", date,
 		(unsigned)(tod % 1000000000u / 1000u), (long)sec,
 		(unsigned)(tod % 1000000000u / 1000u), (long)(clk / 1000000000u),
 		(long)(clk % 1000000000u), clock_name(clockid));

@@ -464,7 +464,8 @@ static void annotated_func(struct sonde_json *j, const struct sonde_annotation *
 	free(keep);
 }
 
-static int code(struct sonde_json *j, const struct sonde_report *rep, const struct sonde_print_opts *o)
+static int code(struct sonde_json *j, const struct sonde_report *rep,
+		const struct sonde_print_opts *o)
 {
 	const struct sonde_symbol *syms[CODE_FUNCS];
 	size_t n = sonde_annotate_hottest(o->annotate, o->sort_event, syms, CODE_FUNCS);

@@ -147,7 +147,8 @@ static void entry(struct sonde_json *j, const struct sonde_report *rep,
 			sonde_json_kstr(j, "comm", sonde_machine_str(rep->ses->machine, k->comm));
 			break;
 		case SONDE_SORT_PID: { /* the key is the thread (perf's "pid" sort) */
-			const struct sonde_thread *t = sonde_machine_find_thread(rep->ses->machine, k->pid);
+			const struct sonde_thread *t =
+			    sonde_machine_find_thread(rep->ses->machine, k->pid);
 
 			sonde_json_ku64(j, "pid", t ? t->pid : k->pid);
 			sonde_json_ku64(j, "tid", k->pid);

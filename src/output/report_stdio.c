@@ -65,7 +65,8 @@ static const char *key_text(struct view *v, enum sonde_sort_key key, size_t i, c
 		snprintf(b, len, "%s", sonde_machine_str(v->rep->ses->machine, k->comm));
 		break;
 	case SONDE_SORT_PID: { /* perf's "%7d:%s": the thread and its latest comm */
-		const struct sonde_thread *t = sonde_machine_find_thread(v->rep->ses->machine, k->pid);
+		const struct sonde_thread *t =
+		    sonde_machine_find_thread(v->rep->ses->machine, k->pid);
 
 		snprintf(b, len, "%7d:%s", (int)k->pid,
 			 t ? sonde_machine_str(v->rep->ses->machine, t->comm) : "");

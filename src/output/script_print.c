@@ -214,8 +214,9 @@ int sonde_script_print_text(struct sonde_script_print *p, const struct sonde_ses
 	print_start(p, fl, &ls);
 	if (fl & SONDE_SF_PERIOD)
 		fprintf(f, "%10" PRIu64 " ",
-			(s->present & PERF_SAMPLE_PERIOD) ? s->period
-							  : (uint64_t)ses->events[rs->event]->attr.sample_period);
+			(s->present & PERF_SAMPLE_PERIOD)
+			    ? s->period
+			    : (uint64_t)ses->events[rs->event]->attr.sample_period);
 	if (fl & SONDE_SF_EVENT)
 		fprintf(f, "%*s: ", p->name_width, ses->event_names[rs->event]);
 	if ((fl & SONDE_SF_TRACE) && s->raw) {
@@ -311,9 +312,9 @@ static void print_mmap(FILE *f, const struct sonde_pd_record *rec, const struct 
 static void print_switch(FILE *f, const struct sonde_pd_record *rec)
 {
 	bool out = rec->misc & PERF_RECORD_MISC_SWITCH_OUT;
-	const char *io = !out ? "IN         "
-		       : (rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "OUT preempt"
-									   : "OUT        ";
+	const char *io = !out						     ? "IN         "
+			 : (rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "OUT preempt"
+									     : "OUT        ";
 	uint32_t np[2] = {0, 0};
 
 	if (rec->type == PERF_RECORD_SWITCH) {
@@ -321,7 +322,8 @@ static void print_switch(FILE *f, const struct sonde_pd_record *rec)
 		return;
 	}
 	if (rec->size >= sizeof(struct perf_event_header) + sizeof(np))
-		memcpy(np, (const uint8_t *)rec->data + sizeof(struct perf_event_header), sizeof(np));
+		memcpy(np, (const uint8_t *)rec->data + sizeof(struct perf_event_header),
+		       sizeof(np));
 	fprintf(f, " %s  %s pid/tid: %5d/%-5d\n", io, out ? "next" : "prev", (int)np[0],
 		(int)np[1]);
 }
@@ -332,8 +334,8 @@ int sonde_script_print_sideband(struct sonde_script_print *p, const struct sonde
 	const struct perf_event_attr *a = rec->attr ? &rec->attr->attr : NULL;
 	const struct sonde_thread *th;
 	char unseen[16];
-	struct line_start ls = {":-1", ev->sample.pid, ev->sample.tid, ev->sample.cpu,
-				ev->sample.time, false};
+	struct line_start ls = {":-1",		ev->sample.pid,	 ev->sample.tid,
+				ev->sample.cpu, ev->sample.time, false};
 	unsigned fl;
 	FILE *f = p->out;
 
@@ -366,8 +368,9 @@ int sonde_script_print_sideband(struct sonde_script_print *p, const struct sonde
 	fprintf(f, "PERF_RECORD_%s", sonde_pd_record_name(rec->type));
 	switch (rec->type) {
 	case PERF_RECORD_COMM:
-		fprintf(f, "%s: %s:%d/%d\n", (rec->misc & PERF_RECORD_MISC_COMM_EXEC) ? " exec" : "",
-			ev->comm.comm, (int)ev->comm.pid, (int)ev->comm.tid);
+		fprintf(f, "%s: %s:%d/%d\n",
+			(rec->misc & PERF_RECORD_MISC_COMM_EXEC) ? " exec" : "", ev->comm.comm,
+			(int)ev->comm.pid, (int)ev->comm.tid);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
@@ -430,8 +433,7 @@ static void json_value(struct sonde_json *j, const struct sonde_tp_decoder *tp,
 	}
 }
 
-static void json_frame(struct sonde_json *j, unsigned fl, uint64_t ip,
-		       const struct sonde_frame *fr)
+static void json_frame(struct sonde_json *j, unsigned fl, uint64_t ip, const struct sonde_frame *fr)
 {
 	const char *inl = fr->sym ? sonde_frame_inline_name(fr) : NULL;
 

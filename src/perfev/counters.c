@@ -79,7 +79,8 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 	if (r < 0) {
 		free(s.v);
 		if (!cs->err.text[0])
-			sonde_errmsg_set(&cs->err, r, "can't find what to count: %s", sonde_strerror(r));
+			sonde_errmsg_set(&cs->err, r, "can't find what to count: %s",
+					 sonde_strerror(r));
 		return r;
 	}
 	cs->c = calloc(l->n ? l->n : 1, sizeof(*cs->c));
@@ -114,7 +115,8 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 			if (!leader) /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
 				group_fd = cs->c[ev->leader].fds[j];
 			a.size = sizeof(a);
-			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+			a.read_format =
+			    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 			a.sample_period = 0;
 			a.freq = 0;
 			a.disabled = leader || group_fd < 0;
@@ -145,9 +147,10 @@ int sonde_counters_open(struct sonde_counters *cs, const struct sonde_evlist *l,
 			}
 			cs->failed = ev;
 			cs->failed_err = r;
-			sonde_errmsg_set(&cs->err, r, "can't open event '%s' on %s %d: %s", ev->name,
-					 s.v[j].cpu >= 0 ? "CPU" : "task",
-					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid, sonde_strerror(r));
+			sonde_errmsg_set(&cs->err, r, "can't open event '%s' on %s %d: %s",
+					 ev->name, s.v[j].cpu >= 0 ? "CPU" : "task",
+					 s.v[j].cpu >= 0 ? s.v[j].cpu : (int)s.v[j].pid,
+					 sonde_strerror(r));
 			goto fail;
 		}
 	}

@@ -65,7 +65,8 @@ int sonde_target_tasks(const struct sonde_target *t, pid_t **out, size_t *n,
 	for (size_t i = 0; !r && i < t->npids; i++) {
 		r = add_threads(&ts, t->procfs, t->pids[i]);
 		if (r == -ENOENT)
-			r = sonde_errmsg_set(err, -ESRCH, "no process with pid %d", (int)t->pids[i]);
+			r = sonde_errmsg_set(err, -ESRCH, "no process with pid %d",
+					     (int)t->pids[i]);
 	}
 	for (size_t i = 0; !r && i < t->ntids; i++) {
 		char path[PATH_MAX];

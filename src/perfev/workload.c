@@ -75,8 +75,8 @@ int sonde_workload_prepare(struct sonde_workload *w, char *const argv[])
 
 	w->pid = -1;
 	w->go_fd = w->err_fd = -1;
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0 ||
-	    pipe2(err, O_CLOEXEC) < 0 || (w->pid = fork()) < 0) {
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    (w->pid = fork()) < 0) {
 		e = errno;
 		close_pair(go);
 		close_pair(ready);

@@ -438,7 +438,8 @@ static void attach_lines(struct sonde_annotation *a)
 			const char *names[1];
 			struct sonde_srcline calls[1];
 
-			inl = sonde_dso_inlines(d, in->addr, names, calls, 1, NULL) > 0 ? names[0] : NULL;
+			inl = sonde_dso_inlines(d, in->addr, names, calls, 1, NULL) > 0 ? names[0]
+											: NULL;
 		}
 		in->inlined = inl;
 		prev = in->src;

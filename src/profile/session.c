@@ -30,16 +30,16 @@ struct pass {
 	const struct sonde_sample_filter *f;
 	const struct sonde_tool_slot *tools;
 	size_t ntools;
-	bool started;	    /* the events are known and the tools began */
+	bool started; /* the events are known and the tools began */
 	struct sonde_unwinder *unwinder;
 	const char *arch;
 	uint32_t *comm_ids; /* filter comms, interned */
 	struct sonde_frame frames[MAX_FRAMES];
 	uint64_t raw[MAX_FRAMES]; /* the recorded address of each frame */
 	uint64_t ips[MAX_FRAMES]; /* the unwinder's output */
-	bool inlines;  /* expand inlined frames of every frame (call graphs only) */
-	bool inlines_unwound; /* ... of the frames the DWARF unwinder found */
-	uint64_t size; /* of the file, for progress */
+	bool inlines;		  /* expand inlined frames of every frame (call graphs only) */
+	bool inlines_unwound;	  /* ... of the frames the DWARF unwinder found */
+	uint64_t size;		  /* of the file, for progress */
 	char path[4096];
 };
 
@@ -281,7 +281,8 @@ static int dispatch(struct pass *ps, const struct sonde_pd_record *rec,
 		    const struct sonde_pd_event *ev)
 {
 	for (size_t i = 0; i < ps->ntools; i++) {
-		int err = sonde_tool_dispatch(ps->tools[i].tool, ps->tools[i].ctx, ps->ses, rec, ev);
+		int err =
+		    sonde_tool_dispatch(ps->tools[i].tool, ps->tools[i].ctx, ps->ses, rec, ev);
 
 		if (err)
 			return err;
@@ -437,7 +438,8 @@ static int tracing_data(struct pass *ps)
 		const struct sonde_tool *t = ps->tools[i].tool;
 		int err;
 
-		if (t->tracing_data && (err = t->tracing_data(ps->tools[i].ctx, ps->ses, data, size)))
+		if (t->tracing_data &&
+		    (err = t->tracing_data(ps->tools[i].ctx, ps->ses, data, size)))
 			return err;
 	}
 	return 0;
@@ -570,9 +572,9 @@ int sonde_session_run(struct sonde_session **out, struct sonde_pd_reader *r,
 		if (!ret && !ps->started) {
 			ret = SONDE_E_FORMAT;
 			if (err)
-				sonde_errmsg_set(err, ret, "the capture declares no events%s",
-						 sonde_pd_reader_is_pipe(r) ? " (the pipe ended first)"
-									    : "");
+				sonde_errmsg_set(
+				    err, ret, "the capture declares no events%s",
+				    sonde_pd_reader_is_pipe(r) ? " (the pipe ended first)" : "");
 		} else if (ret && err) {
 			sonde_errmsg_set(err, ret, "%s",
 					 sonde_pd_reader_errmsg(r)[0] ? sonde_pd_reader_errmsg(r)

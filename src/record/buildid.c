@@ -126,8 +126,10 @@ int sonde_build_id_of_file(const char *path, uint8_t id[SONDE_BUILD_ID_MAX])
 	uint64_t fsize = (uint64_t)st.st_size;
 	uint64_t phoff = is64 ? rd64(eh + 32, swap) : rd32(eh + 28, swap);
 	uint64_t shoff = is64 ? rd64(eh + 40, swap) : rd32(eh + 32, swap);
-	uint16_t phentsize = rd16(eh + (is64 ? 54 : 42), swap), phnum = rd16(eh + (is64 ? 56 : 44), swap);
-	uint16_t shentsize = rd16(eh + (is64 ? 58 : 46), swap), shnum = rd16(eh + (is64 ? 60 : 48), swap);
+	uint16_t phentsize = rd16(eh + (is64 ? 54 : 42), swap),
+		 phnum = rd16(eh + (is64 ? 56 : 44), swap);
+	uint16_t shentsize = rd16(eh + (is64 ? 58 : 46), swap),
+		 shnum = rd16(eh + (is64 ? 60 : 48), swap);
 
 	for (uint16_t i = 0; i < phnum && nreg < 64 && phentsize <= sizeof(hdr); i++) {
 		if (read_at(fd, hdr, phentsize, phoff + (uint64_t)i * phentsize, fsize) < 0)

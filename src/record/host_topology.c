@@ -206,10 +206,12 @@ static int numa_topology(struct sonde_pd_writer *w, const char *sysfs)
 
 		if (sscanf(names.v[i], "node%u", &id) != 1)
 			continue;
-		snprintf(path, sizeof(path), "%s/devices/system/node/%s/meminfo", sysfs, names.v[i]);
+		snprintf(path, sizeof(path), "%s/devices/system/node/%s/meminfo", sysfs,
+			 names.v[i]);
 		if (sonde_read_all(path, &info, NULL) < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/devices/system/node/%s/cpulist", sysfs, names.v[i]);
+		snprintf(path, sizeof(path), "%s/devices/system/node/%s/cpulist", sysfs,
+			 names.v[i]);
 		if (sonde_read_text(path, cpus, sizeof(cpus)) < 0)
 			cpus[0] = '\0';
 		put32(&b, id);
@@ -263,8 +265,8 @@ static int cache_read(const char *sysfs, unsigned cpu, unsigned idx, struct cach
 
 	snprintf(dir, sizeof(dir), "%s/devices/system/cpu/cpu%u/cache/index%u", sysfs, cpu, idx);
 #define FIELD(name, dst)                                                                           \
-	(snprintf(path, sizeof(path), "%s/" name, dir), sonde_read_u64(path, &v) == 0 &&          \
-							    ((dst) = (uint32_t)v, true))
+	(snprintf(path, sizeof(path), "%s/" name, dir),                                            \
+	 sonde_read_u64(path, &v) == 0 && ((dst) = (uint32_t)v, true))
 	if (!FIELD("level", c->level) || !FIELD("coherency_line_size", c->line) ||
 	    !FIELD("number_of_sets", c->sets) || !FIELD("ways_of_associativity", c->ways))
 		return -ENOENT;
@@ -416,8 +418,7 @@ static int mem_topology(struct sonde_pd_writer *w, const char *sysfs)
 	return set(w, SONDE_PD_FEAT_MEM_TOPOLOGY, &b);
 }
 
-int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs,
-				   uint32_t nr_cpus)
+int sonde_record_topology_features(struct sonde_pd_writer *w, const char *sysfs, uint32_t nr_cpus)
 {
 	int first = 0, r;
 

@@ -275,7 +275,8 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 			for (size_t c = 0; c < cpus->n; c++) {
 				size_t slot = t * cpus->n + c;
 				int leader = group_leader(r, i), cpu = cpus->cpus[c], fd, k;
-				int group_fd = leader < 0 ? -1 : r->fds[(size_t)leader * r->nslots + slot];
+				int group_fd =
+				    leader < 0 ? -1 : r->fds[(size_t)leader * r->nslots + slot];
 
 				if (leader >= 0 && group_fd < 0)
 					continue; /* the leader's task exited meanwhile */
@@ -286,22 +287,25 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 				if (fd < 0) {
 					r->failed = ev;
 					r->failed_err = fd;
-					ret = sonde_errmsg_set(&r->err, fd,
-							       "can't open event '%s' on CPU %d: %s",
-							       ev->name, cpu, sonde_strerror(fd));
+					ret = sonde_errmsg_set(
+					    &r->err, fd, "can't open event '%s' on CPU %d: %s",
+					    ev->name, cpu, sonde_strerror(fd));
 					goto out;
 				}
 				r->fds[i * r->nslots + slot] = fd;
 				opened++;
-				if (ioctl(fd, PERF_EVENT_IOC_ID, &r->ids[i * r->nslots + slot]) < 0) {
-					ret = sonde_errmsg_set(&r->err, -errno, "PERF_EVENT_IOC_ID: %s",
+				if (ioctl(fd, PERF_EVENT_IOC_ID, &r->ids[i * r->nslots + slot]) <
+				    0) {
+					ret = sonde_errmsg_set(&r->err, -errno,
+							       "PERF_EVENT_IOC_ID: %s",
 							       strerror(errno));
 					goto out;
 				}
 				if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) {
-					ret = sonde_errmsg_set(&r->err, -errno,
-							       "the kernel refused filter '%s' on %s: %s",
-							       filter, ev->name, strerror(errno));
+					ret = sonde_errmsg_set(
+					    &r->err, -errno,
+					    "the kernel refused filter '%s' on %s: %s", filter,
+					    ev->name, strerror(errno));
 					goto out;
 				}
 				k = cpu_ring(r, cpu);
@@ -309,17 +313,20 @@ int sonde_record_open(struct sonde_record **out, const struct sonde_record_opts 
 					k = (int)r->nrings;
 					ret = sonde_ring_open(&r->rings[k], fd, cpu, o->pages);
 					if (ret < 0) {
-						sonde_errmsg_set(&r->err, ret,
-								 "can't map a %u-page ring on CPU %d: %s (try a smaller -m, or raise kernel.perf_event_mlock_kb)",
-								 o->pages, cpu, sonde_strerror(ret));
+						sonde_errmsg_set(
+						    &r->err, ret,
+						    "can't map a %u-page ring on CPU %d: %s (try a smaller -m, or raise kernel.perf_event_mlock_kb)",
+						    o->pages, cpu, sonde_strerror(ret));
 						goto out;
 					}
 					r->stats[k].cpu = cpu;
 					r->nrings++;
-				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->rings[k].fd) < 0) {
-					ret = sonde_errmsg_set(&r->err, -errno,
-							       "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %s",
-							       cpu, strerror(errno));
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->rings[k].fd) <
+					   0) {
+					ret = sonde_errmsg_set(
+					    &r->err, -errno,
+					    "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %s", cpu,
+					    strerror(errno));
 					goto out;
 				}
 			}
@@ -431,8 +438,7 @@ static int count_records(void *ctx, const void *buf, size_t len)
 				cs->st->first_time = t;
 			cs->st->last_time = t;
 			cs->st->samples++;
-		}
-		else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+		} else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
 			uint64_t lost;
 
 			memcpy(&lost, p + off + 16, sizeof(lost));

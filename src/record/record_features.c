@@ -45,7 +45,8 @@ int sonde_record_tracing_data(struct sonde_pd_writer *w, const struct sonde_reco
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++)
 		if (l->events[i].kind == SONDE_EV_TRACEPOINT)
-			tps[n++] = (struct sonde_tp_name){l->events[i].tp_system, l->events[i].tp_event};
+			tps[n++] =
+			    (struct sonde_tp_name){l->events[i].tp_system, l->events[i].tp_event};
 	if (!n || !tracefs) {
 		free(tps);
 		return 0;

@@ -75,7 +75,7 @@ int sonde_symtab_add_build_id(struct sonde_symtab *st, const char *path, const u
 }
 
 const uint8_t *sonde_symtab_header_build_id(const struct sonde_symtab *st, const char *path,
-				      size_t *len)
+					    size_t *len)
 {
 	const struct hdr_bid *e = st->hbids_cap ? slot_of(st, path) : NULL;
 

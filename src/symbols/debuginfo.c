@@ -47,7 +47,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-
 /* Tries @path as the object's file; true when it gave symbols.  A file
  * there with another build id is remembered for sonde_dso_warning(). */
 static bool try_user_file(struct sonde_dso *d, const char *path)
@@ -128,8 +127,8 @@ bool sonde_debuginfo_try_buildid_cache(struct sonde_dso *d)
 	if (!dir || !d->build_id_len)
 		return false;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (sonde_debuginfo_build_id_path(path, sizeof(path), dir, d->build_id, d->build_id_len,
-				  names[i]) == 0 &&
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dir, d->build_id,
+						  d->build_id_len, names[i]) == 0 &&
 		    !is_dir(path) && try_user_file(d, path))
 			return true;
 	return false;
@@ -160,12 +159,12 @@ bool sonde_debuginfo_load_user(struct sonde_dso *d)
 		return true;
 	nd = sonde_debuginfo_dirs(st, dirs, sbuf, sizeof(sbuf), DEBUGINFO_MAX_DIRS);
 	for (i = 0; i < nd; i++) {
-		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len,
-				  ".debug") == 0 &&
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], d->build_id,
+						  d->build_id_len, ".debug") == 0 &&
 		    try_user_file(d, path))
 			return true;
-		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], d->build_id, d->build_id_len, "") ==
-			0 &&
+		if (sonde_debuginfo_build_id_path(path, sizeof(path), dirs[i], d->build_id,
+						  d->build_id_len, "") == 0 &&
 		    try_user_file(d, path))
 			return true;
 	}
@@ -183,9 +182,10 @@ bool sonde_debuginfo_load_vdso(struct sonde_dso *d)
 	if (sonde_debuginfo_try_buildid_cache(d))
 		return true;
 	/* Without a build id to check, this kernel's vDSO only for its own captures. */
-	if (!d->build_id_len && (!d->st->opts.osrelease || uname(&u) < 0 ||
-				 strcmp(u.release, d->st->opts.osrelease))) {
-		sonde_slog_add(&d->log, "this machine's vDSO: the capture is from another kernel; ");
+	if (!d->build_id_len &&
+	    (!d->st->opts.osrelease || uname(&u) < 0 || strcmp(u.release, d->st->opts.osrelease))) {
+		sonde_slog_add(&d->log,
+			       "this machine's vDSO: the capture is from another kernel; ");
 		return false;
 	}
 	fd = sonde_vdso_open();

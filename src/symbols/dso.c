@@ -118,7 +118,7 @@ bool sonde_dso_load(struct sonde_dso *d)
 	/* SONDE_DEBUG / -v: which file each object's symbols came from */
 	if (d->nr_syms)
 		sonde_debug("%s: %zu symbols from %s", d->long_name, d->nr_syms,
-			    d->symbol_file		? d->symbol_file
+			    d->symbol_file	  ? d->symbol_file
 			    : d->st->ksyms_source ? d->st->ksyms_source
 						  : "kallsyms");
 	else
@@ -330,7 +330,8 @@ static int inl_compute(struct sonde_dso *d, uint64_t addr, const char **outer)
 		if (dwarf_attr(&scopes[i], DW_AT_call_line, &at))
 			dwarf_formudata(&at, &lno);
 		if (inl_push(d, sonde_strpool_intern(&d->st->pool, die_name(&scopes[i])),
-			     sonde_strpool_intern(&d->st->pool, file ? file : "??"), (uint32_t)lno) < 0) {
+			     sonde_strpool_intern(&d->st->pool, file ? file : "??"),
+			     (uint32_t)lno) < 0) {
 			free(scopes);
 			return -ENOMEM;
 		}

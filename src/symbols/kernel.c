@@ -394,7 +394,7 @@ bool sonde_kernel_load(struct sonde_dso *d)
 	if (sonde_kernel_install_ksyms(d, NULL, 0))
 		return true;
 	sonde_slog_add(&d->log, "kallsyms: %s",
-		 st->ksyms_source ? "no kernel text symbols (kptr_restrict?)"
-				  : "none in the capture, /proc/kallsyms not usable for it");
+		       st->ksyms_source ? "no kernel text symbols (kptr_restrict?)"
+					: "none in the capture, /proc/kallsyms not usable for it");
 	return false;
 }

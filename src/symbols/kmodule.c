@@ -340,7 +340,7 @@ bool sonde_kmodule_load(struct sonde_dso *d)
 			return true;
 	} else {
 		sonde_slog_add(&d->log, "no section addresses saved for %s: .ko not placed; ",
-			 d->modname);
+			       d->modname);
 	}
 	sonde_kernel_load_ksyms(st);
 	if (sonde_kernel_install_ksyms(d, d->modname, m ? m->base + m->size : 0))

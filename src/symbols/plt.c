@@ -115,8 +115,8 @@ static const char *ifunc_name(const struct rawsyms *r, size_t nr_elf, uint64_t a
 static int add(struct sonde_dso *d, struct rawsyms *r, uint64_t start, uint64_t size,
 	       const char *name)
 {
-	return sonde_rawsyms_add(r, start, size, sonde_strpool_add(&d->st->pool, name, strlen(name)),
-			   STB_GLOBAL);
+	return sonde_rawsyms_add(r, start, size,
+				 sonde_strpool_add(&d->st->pool, name, strlen(name)), STB_GLOBAL);
 }
 
 int sonde_plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r)

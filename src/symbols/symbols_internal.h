@@ -57,8 +57,8 @@ struct rawsym {
 	uint64_t start, size;
 	const char *name;    /* as shown: demangled for user objects (in install) */
 	const char *mangled; /* as in the symbol table; in the pool */
-	uint32_t seq;	  /* position in the source (symbol table, kallsyms line) */
-	uint8_t binding;  /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
+	uint32_t seq;	     /* position in the source (symbol table, kallsyms line) */
+	uint8_t binding;     /* STB_GLOBAL, STB_WEAK or STB_LOCAL */
 };
 
 struct rawsyms {
@@ -67,7 +67,7 @@ struct rawsyms {
 };
 
 int sonde_rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
-		uint8_t binding);
+		      uint8_t binding);
 
 /* A kallsyms text symbol, sorted by address then line; module NULL for the kernel. */
 struct ksym {
@@ -126,7 +126,7 @@ struct sonde_symtab {
  * @adjust is added to every start.  Return: 0 or -ENOMEM; @r is emptied.
  */
 int sonde_symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
-			   int64_t adjust, uint64_t last_end);
+				 int64_t adjust, uint64_t last_end);
 
 /* ---- demangle.c ---- */
 
@@ -149,7 +149,7 @@ int sonde_plt_collect_symbols(struct sonde_dso *d, Elf *elf, struct rawsyms *r);
 
 /* The build id the capture's table gives @path (unique), or NULL with *len 0. */
 const uint8_t *sonde_symtab_header_build_id(const struct sonde_symtab *st, const char *path,
-				      size_t *len);
+					    size_t *len);
 
 /* ---- dso.c ---- */
 
@@ -200,7 +200,7 @@ struct sonde_dso {
 	 * DWARF unwinder reads its CFI and code there too), interned, or NULL */
 	const char *object_file;
 	int image_fd; /* [vdso] of this kernel: the memfd object_file names; -1 */
-	Dwfl *dwfl;		 /* owned, one per object; NULL without a file */
+	Dwfl *dwfl;   /* owned, one per object; NULL without a file */
 	Dwfl_Module *mod;
 	int64_t adjust;		   /* object address = libdwfl address + adjust (KASLR) */
 	struct sonde_symbol *syms; /* owned, sorted by start */
@@ -238,7 +238,8 @@ bool sonde_dso_report_elf(struct sonde_dso *d, const char *path, int fd);
 void sonde_dso_unreport(struct sonde_dso *d);
 /* Collects function symbols of d->mod into @r; @text/@stext get the values of
  * _text/_stext when non-NULL. */
-int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text, uint64_t *stext);
+int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *text,
+			      uint64_t *stext);
 
 /* ---- debuginfo_find.c: below every loader ---- */
 
@@ -247,8 +248,8 @@ int sonde_dso_collect_symbols(struct sonde_dso *d, struct rawsyms *r, uint64_t *
 
 /* The libdwfl find_debuginfo callback shared by every object. */
 int sonde_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-		   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-		   char **debuginfo_file_name);
+			 const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			 char **debuginfo_file_name);
 /*
  * Opens @path when it exists and, when @d has a build id, matches it.
  * Logs why not otherwise.  Return: an fd, or -1.
@@ -269,8 +270,8 @@ int sonde_debuginfo_try_id(struct sonde_dso *d, const char *path, const uint8_t 
 int sonde_debuginfo_build_id_path(char *buf, size_t len, const char *dir, const uint8_t *id,
 				  size_t n, const char *suffix);
 /* Debug directories in search order: opts->debug_dirs, SYMFS/usr/lib/debug, /usr/lib/debug. */
-size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf, size_t buflen,
-		      size_t max);
+size_t sonde_debuginfo_dirs(const struct sonde_symtab *st, const char **dirs, char *buf,
+			    size_t buflen, size_t max);
 
 /* ---- debuginfo.c: user objects and the vDSO ---- */
 

@@ -156,8 +156,8 @@ static uint64_t dso_key(const struct dso_ident *k)
 
 static struct dso_ident ident_of(const struct sonde_dso *d)
 {
-	return (struct dso_ident){d->long_name, d->build_id, d->build_id_len,
-				  d->maj, d->min, d->ino, d->ino_gen};
+	return (struct dso_ident){d->long_name, d->build_id, d->build_id_len, d->maj,
+				  d->min,	d->ino,	     d->ino_gen};
 }
 
 static bool dso_is(const struct sonde_dso *d, const struct dso_ident *k)
@@ -260,8 +260,8 @@ struct sonde_dso *sonde_symtab_findnew_dso_id(struct sonde_symtab *st, const cha
 		return NULL;
 	if (id && id->build_id && id->build_id_len) {
 		k.bid = id->build_id;
-		k.bid_len = id->build_id_len > SONDE_BUILD_ID_MAX ? SONDE_BUILD_ID_MAX
-								   : id->build_id_len;
+		k.bid_len =
+		    id->build_id_len > SONDE_BUILD_ID_MAX ? SONDE_BUILD_ID_MAX : id->build_id_len;
 	} else {
 		/* The capture's build-id table names the file's id by path. */
 		k.bid = sonde_symtab_header_build_id(st, path, &k.bid_len);
@@ -353,7 +353,7 @@ const struct sonde_symbol *sonde_symtab_symbol(const struct sonde_symtab *st, ui
 }
 
 int sonde_rawsyms_add(struct rawsyms *r, uint64_t start, uint64_t size, const char *name,
-		uint8_t binding)
+		      uint8_t binding)
 {
 	if (!name)
 		return -ENOMEM;
@@ -445,7 +445,7 @@ static size_t settle_aliases(struct rawsym *v, size_t n)
 }
 
 int sonde_symtab_install_symbols(struct sonde_symtab *st, struct sonde_dso *d, struct rawsyms *r,
-			   int64_t adjust, uint64_t last_end)
+				 int64_t adjust, uint64_t last_end)
 {
 	size_t i, n;
 

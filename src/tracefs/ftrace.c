@@ -269,7 +269,8 @@ static int top_idle(const char *tracefs, struct sonde_errmsg *err)
 	int r = sonde_tracefs_instance_read(tracefs, NULL, "current_tracer", cur, sizeof(cur));
 
 	if (r < 0)
-		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs, sonde_strerror(r));
+		return sonde_errmsg_set(err, r, "%s/current_tracer: %s", tracefs,
+					sonde_strerror(r));
 	if (strcmp(cur, "nop"))
 		return sonde_errmsg_set(
 		    err, -EBUSY,

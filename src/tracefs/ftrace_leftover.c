@@ -150,8 +150,8 @@ int sonde_trace_leftover_find(const char *dir, struct sonde_trace_leftover **out
 		if (strncmp(names.v[i], "trace-", 6) || !isdigit((unsigned char)names.v[i][6]))
 			continue;
 		pid = strtol(names.v[i] + 6, &end, 10);
-		if (*end || !pid_dead(pid) || sonde_path(path, sizeof(path), "%s/%s", dir,
-							 names.v[i]) < 0 ||
+		if (*end || !pid_dead(pid) ||
+		    sonde_path(path, sizeof(path), "%s/%s", dir, names.v[i]) < 0 ||
 		    sonde_read_all(path, &text, NULL) < 0)
 			continue;
 		if (parse(text, &lo) == 0 && lo.pid == pid) {

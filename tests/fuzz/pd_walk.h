@@ -14,7 +14,7 @@
 #include <string.h>
 
 static inline int walk_record(void *ctx, const struct sonde_pd_record *rec,
-		       const struct sonde_pd_event *ev)
+			      const struct sonde_pd_event *ev)
 {
 	(void)ctx;
 	/* Touch the first and last byte the walk lends. */
@@ -33,8 +33,7 @@ static inline void fuzz_pd_walk(struct sonde_pd_reader *r)
 		sink += strlen(f->cmdline_argv[i]);
 	for (size_t i = 0; i < f->nr_build_ids; i++)
 		sink += strlen(f->build_ids[i].filename);
-	const char *strs[] = {f->hostname, f->osrelease, f->version,
-			      f->arch,	   f->cpudesc,	 f->cpuid};
+	const char *strs[] = {f->hostname, f->osrelease, f->version, f->arch, f->cpudesc, f->cpuid};
 
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		sink += strs[i] ? strlen(strs[i]) : 0;
@@ -58,12 +57,11 @@ static inline void fuzz_pd_walk(struct sonde_pd_reader *r)
 			if (ev.sample.stack_user_size)
 				sink += ev.sample.stack_user[ev.sample.stack_user_size - 1];
 			if (ev.sample.branch_nr)
-				sink +=
-				    ev.sample.branch_entries[ev.sample.branch_nr * 3 - 1];
+				sink += ev.sample.branch_entries[ev.sample.branch_nr * 3 - 1];
 			if (ev.sample.read_values && ev.sample.read_nr)
-				sink += ev.sample.read_values[ev.sample.read_nr *
-								  ev.sample.read_stride -
-							      1];
+				sink +=
+				    ev.sample
+					.read_values[ev.sample.read_nr * ev.sample.read_stride - 1];
 		} else if (ev.type == PERF_RECORD_MMAP || ev.type == PERF_RECORD_MMAP2) {
 			sink += strlen(ev.mmap.filename);
 		} else if (ev.type == PERF_RECORD_COMM) {

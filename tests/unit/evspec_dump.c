@@ -18,10 +18,13 @@
 #include <sonde/evspec.h>
 
 static const char *const kinds[] = {
-	[SONDE_EV_HARDWARE] = "hardware", [SONDE_EV_SOFTWARE] = "software",
-	[SONDE_EV_CACHE] = "cache",	  [SONDE_EV_RAW] = "raw",
-	[SONDE_EV_PMU] = "pmu",		  [SONDE_EV_TRACEPOINT] = "tracepoint",
-	[SONDE_EV_BREAKPOINT] = "breakpoint",
+    [SONDE_EV_HARDWARE] = "hardware",
+    [SONDE_EV_SOFTWARE] = "software",
+    [SONDE_EV_CACHE] = "cache",
+    [SONDE_EV_RAW] = "raw",
+    [SONDE_EV_PMU] = "pmu",
+    [SONDE_EV_TRACEPOINT] = "tracepoint",
+    [SONDE_EV_BREAKPOINT] = "breakpoint",
 };
 
 static void dump(const struct sonde_event *e)
@@ -33,8 +36,8 @@ static void dump(const struct sonde_event *e)
 	       " exclude_guest=%u exclude_idle=%u precise_ip=%u pinned=%u exclusive=%u",
 	       e->name, kinds[e->kind], a->type, (unsigned long long)a->config,
 	       (unsigned long long)a->config1, (unsigned long long)a->config2, a->exclude_user,
-	       a->exclude_kernel, a->exclude_hv, a->exclude_host, a->exclude_guest,
-	       a->exclude_idle, a->precise_ip, a->pinned, a->exclusive);
+	       a->exclude_kernel, a->exclude_hv, a->exclude_host, a->exclude_guest, a->exclude_idle,
+	       a->precise_ip, a->pinned, a->exclusive);
 	if (e->flags & SONDE_EVF_PERIOD)
 		printf(" period=%llu", (unsigned long long)a->sample_period);
 	if (e->flags & SONDE_EVF_FREQ)
@@ -47,7 +50,8 @@ static void dump(const struct sonde_event *e)
 
 static const char *default_tracefs(void)
 {
-	static const char *const candidates[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	static const char *const candidates[] = {"/sys/kernel/tracing",
+						 "/sys/kernel/debug/tracing"};
 
 	for (size_t i = 0; i < 2; i++) {
 		char path[256];

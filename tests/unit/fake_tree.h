@@ -25,7 +25,7 @@ int fake_tree_write(const char *root, const char *relpath, const char *text);
 
 /* Like fake_tree_write() with a printf-formatted text. */
 int fake_tree_printf(const char *root, const char *relpath, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Removes the whole tree and frees @root (NULL is fine). */
 void fake_tree_remove(char *root);

@@ -165,9 +165,16 @@ static int dec_hello(const uint8_t *p, size_t len, uint16_t type, bool check)
 static void case_hello(void)
 {
 	struct sonde_wbuf b = {0};
-	struct sonde_agent_hello h = {
-	    SONDE_AGENT_PROTO_VERSION, SONDE_AGENT_F_TOKEN | SONDE_AGENT_F_TRACEFS, "0.1.0",
-	    "aarch64", "6.1.0-sonde", 4, 8, 0x1f, 1ull << 40, 123456789ull};
+	struct sonde_agent_hello h = {SONDE_AGENT_PROTO_VERSION,
+				      SONDE_AGENT_F_TOKEN | SONDE_AGENT_F_TRACEFS,
+				      "0.1.0",
+				      "aarch64",
+				      "6.1.0-sonde",
+				      4,
+				      8,
+				      0x1f,
+				      1ull << 40,
+				      123456789ull};
 
 	sonde_agent_put_hello(&b, &h);
 	round_trip(&b, dec_hello);
@@ -326,8 +333,10 @@ static void case_record(void)
 	round_trip(&b, dec_record);
 }
 
-static struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE, .size = sizeof(attr),
-				      .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 4000};
+static struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE,
+				      .size = sizeof(attr),
+				      .config = PERF_COUNT_SW_CPU_CLOCK,
+				      .sample_period = 4000};
 
 static int dec_events(const uint8_t *p, size_t len, uint16_t type, bool check)
 {
@@ -393,9 +402,8 @@ static void case_feature(void)
 }
 
 /* Two records: a 16-byte and an 8-byte one, as the kernel lays them out. */
-static const uint64_t records[] = {
-    (uint64_t)PERF_RECORD_SAMPLE | (uint64_t)16 << 48, 0x1234,
-    (uint64_t)PERF_RECORD_THROTTLE | (uint64_t)8 << 48};
+static const uint64_t records[] = {(uint64_t)PERF_RECORD_SAMPLE | (uint64_t)16 << 48, 0x1234,
+				   (uint64_t)PERF_RECORD_THROTTLE | (uint64_t)8 << 48};
 
 static int dec_data(const uint8_t *p, size_t len, uint16_t type, bool check)
 {
@@ -478,8 +486,8 @@ static void case_buildid(void)
 	round_trip(&b, dec_buildid);
 }
 
-static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
-				7,    8,    9,    10,   11, 12, 13, 14, 15, 16};
+static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
+				7,    8,    9,	  10,	11, 12, 13, 14, 15, 16};
 
 static int dec_blob(const uint8_t *p, size_t len, uint16_t type, bool check)
 {
@@ -489,13 +497,12 @@ static int dec_blob(const uint8_t *p, size_t len, uint16_t type, bool check)
 	int r;
 
 	init(&m, type, p, len);
-	r = sonde_agent_get_reply_blob(&m, type == SONDE_AM_BUILDID_REPLY ? 20 : SONDE_AGENT_MAX_REPLY,
-				       &blob, &n);
+	r = sonde_agent_get_reply_blob(
+	    &m, type == SONDE_AM_BUILDID_REPLY ? 20 : SONDE_AGENT_MAX_REPLY, &blob, &n);
 	if (check && !r) {
 		assert_int_equal(n, type == SONDE_AM_BUILDID_REPLY ? 20 : 12);
-		assert_memory_equal(blob, type == SONDE_AM_BUILDID_REPLY ? (const void *)bid
-									: "ffff T _text",
-				    n);
+		assert_memory_equal(
+		    blob, type == SONDE_AM_BUILDID_REPLY ? (const void *)bid : "ffff T _text", n);
 	}
 	return r;
 }
@@ -598,22 +605,14 @@ static const struct {
 	uint16_t type;
 	void (*run)(void);
 } cases[] = {
-    {SONDE_AM_HELLO, case_hello},
-    {SONDE_AM_AUTH, case_auth},
-    {SONDE_AM_OK, case_ok},
-    {SONDE_AM_ERROR, case_error},
-    {SONDE_AM_RECORD, case_record},
-    {SONDE_AM_EVENTS, case_events},
-    {SONDE_AM_FEATURE, case_feature},
-    {SONDE_AM_DATA, case_data},
-    {SONDE_AM_END, case_end},
-    {SONDE_AM_STOP, case_stop},
-    {SONDE_AM_BUILDID, case_buildid},
-    {SONDE_AM_BUILDID_REPLY, case_buildid_reply},
-    {SONDE_AM_FILE, case_file},
-    {SONDE_AM_FILE_REPLY, case_file_reply},
-    {SONDE_AM_LIST, case_list},
-    {SONDE_AM_LIST_REPLY, case_list_reply},
+    {SONDE_AM_HELLO, case_hello},     {SONDE_AM_AUTH, case_auth},
+    {SONDE_AM_OK, case_ok},	      {SONDE_AM_ERROR, case_error},
+    {SONDE_AM_RECORD, case_record},   {SONDE_AM_EVENTS, case_events},
+    {SONDE_AM_FEATURE, case_feature}, {SONDE_AM_DATA, case_data},
+    {SONDE_AM_END, case_end},	      {SONDE_AM_STOP, case_stop},
+    {SONDE_AM_BUILDID, case_buildid}, {SONDE_AM_BUILDID_REPLY, case_buildid_reply},
+    {SONDE_AM_FILE, case_file},	      {SONDE_AM_FILE_REPLY, case_file_reply},
+    {SONDE_AM_LIST, case_list},	      {SONDE_AM_LIST_REPLY, case_list_reply},
     {SONDE_AM_BYE, case_bye},
 };
 
@@ -644,8 +643,8 @@ static void test_round_trips(void **state)
 
 static void test_frame_checks(void **state)
 {
-	uint8_t hdr[SONDE_AGENT_FRAME_SIZE] = {4, 0, 0, 0, SONDE_AM_MAX_, 0,
-					       SONDE_AGENT_PROTO_VERSION, 0};
+	uint8_t hdr[SONDE_AGENT_FRAME_SIZE] = {
+	    4, 0, 0, 0, SONDE_AM_MAX_, 0, SONDE_AGENT_PROTO_VERSION, 0};
 	uint16_t type;
 	uint32_t len;
 

@@ -56,8 +56,8 @@ static struct sonde_symbol f_sym = {"f", 0x1000, 0x4000, NULL, 0, "f"};
 static struct sonde_symbol g_sym = {"g", 0x9000, 0x10, NULL, 7, "g"};
 
 /* One kept sample whose leaf is @s at @addr, as the session hands it to the tool. */
-static void feed(struct sonde_annotate *an, const struct sonde_symbol *s, uint64_t addr,
-		 size_t ev, uint64_t period)
+static void feed(struct sonde_annotate *an, const struct sonde_symbol *s, uint64_t addr, size_t ev,
+		 uint64_t period)
 {
 	struct sonde_frame f = {.sym = s, .addr = addr};
 	struct sonde_tool_sample ts = {.event = ev, .period = period, .frames = &f, .nframes = 1};

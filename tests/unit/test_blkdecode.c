@@ -85,18 +85,19 @@ static void test_generic_actions(void **state)
 		uint32_t act;
 		const char *text;
 	} acts[] = {
-	    {1 | TC_QUEUE, "Q"},  {2 | TC_QUEUE, "M"}, {3 | TC_QUEUE, "F"},
-	    {4 | TC_QUEUE, "G"},  {5 | TC_QUEUE, "S"}, {7 | TC_ISSUE, "D"},
-	    {12 | TC_QUEUE, "I"},
+	    {1 | TC_QUEUE, "Q"}, {2 | TC_QUEUE, "M"}, {3 | TC_QUEUE, "F"},  {4 | TC_QUEUE, "G"},
+	    {5 | TC_QUEUE, "S"}, {7 | TC_ISSUE, "D"}, {12 | TC_QUEUE, "I"},
 	};
 	char want[64];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(acts) / sizeof(acts[0]); i++) {
 		for (int be = 0; be < 2; be++) {
-			struct rec r = mk(be, acts[i].act | TC_WRITE | TC_SYNC, 123456, 4096, 0, NULL, 0);
+			struct rec r =
+			    mk(be, acts[i].act | TC_WRITE | TC_SYNC, 123456, 4096, 0, NULL, 0);
 
-			snprintf(want, sizeof(want), "  7,3   %2s  WS 123456 + 8 [dd]", acts[i].text);
+			snprintf(want, sizeof(want), "  7,3   %2s  WS 123456 + 8 [dd]",
+				 acts[i].text);
 			expect(&r, want);
 		}
 	}
@@ -108,8 +109,8 @@ static void test_generic_actions(void **state)
 static void test_rwbs(void **state)
 {
 	(void)state;
-	struct rec r = mk(false, 7 | TC_ISSUE | TC_FLUSH | TC_WRITE | TC_FUA | TC_SYNC | TC_META,
-			  8, 512, 0, NULL, 0);
+	struct rec r = mk(false, 7 | TC_ISSUE | TC_FLUSH | TC_WRITE | TC_FUA | TC_SYNC | TC_META, 8,
+			  512, 0, NULL, 0);
 	expect(&r, "  7,3    D FWFSM 8 + 1 [dd]");
 	r = mk(false, 7 | TC_ISSUE | TC_DISCARD | TC_WRITE | TC_SYNC, 2048, 1 << 20, 0, NULL, 0);
 	expect(&r, "  7,3    D  DS 2048 + 2048 [dd]");
@@ -188,9 +189,8 @@ static void test_unknown_and_short(void **state)
 	expect(&r, "Unknown action 7f");
 	r = mk(false, 0x201 | TC_QUEUE, 0, 0, 0, NULL, 0);
 	expect(&r, "Unknown action 201");
-	assert_int_equal(sonde_blk_format(r.b, SONDE_BLK_RECORD_MIN - 1, false, "dd", out,
-					  sizeof(out)),
-			 -1);
+	assert_int_equal(
+	    sonde_blk_format(r.b, SONDE_BLK_RECORD_MIN - 1, false, "dd", out, sizeof(out)), -1);
 	assert_string_equal(out, "");
 	assert_int_equal(sonde_blk_record_pid(r.b, 47, false), -1);
 	assert_int_equal(sonde_blk_record_pid(r.b, 48, false), 4242);

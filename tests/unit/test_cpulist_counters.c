@@ -56,8 +56,8 @@ static void test_scaling(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpulist_parse),
-		cmocka_unit_test(test_scaling),
+	    cmocka_unit_test(test_cpulist_parse),
+	    cmocka_unit_test(test_scaling),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

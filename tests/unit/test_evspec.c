@@ -43,43 +43,41 @@ static void build_sysfs(const char *root)
 	assert_int_equal(fake_tree_write(root, PMU("cpu", "format/inv"), "config:23\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("cpu", "format/cmask"), "config:24-31\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("cpu", "format/ldlat"), "config1:0-15\n"), 0);
-	assert_int_equal(fake_tree_write(root, PMU("cpu", "format/frontend"), "config2:0-23\n"),
-			 0);
-	assert_int_equal(fake_tree_write(root, PMU("cpu", "events/mem-loads"),
-					 "event=0xcd,umask=0x1,ldlat=3\n"),
-			 0);
-	assert_int_equal(fake_tree_write(root, PMU("cpu", "events/mem-loads.unit"), "B\n"), 0);
-	assert_int_equal(fake_tree_write(root, PMU("cpu", "events/needs-mask"),
-					 "event=0x2e,umask=?\n"),
-			 0);
+	assert_int_equal(fake_tree_write(root, PMU("cpu", "format/frontend"), "config2:0-23\n"), 0);
 	assert_int_equal(
-		fake_tree_write(root, PMU("cpu", "events/topdown.slots"), "event=0x00,umask=0x4\n"), 0);
+	    fake_tree_write(root, PMU("cpu", "events/mem-loads"), "event=0xcd,umask=0x1,ldlat=3\n"),
+	    0);
+	assert_int_equal(fake_tree_write(root, PMU("cpu", "events/mem-loads.unit"), "B\n"), 0);
+	assert_int_equal(
+	    fake_tree_write(root, PMU("cpu", "events/needs-mask"), "event=0x2e,umask=?\n"), 0);
+	assert_int_equal(
+	    fake_tree_write(root, PMU("cpu", "events/topdown.slots"), "event=0x00,umask=0x4\n"), 0);
 
 	/* The Arm PMU of a Cortex-A machine, as its kernel describes it. */
 	assert_int_equal(fake_tree_write(root, PMU("armv8_pmuv3_0", "type"), "10\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("armv8_pmuv3_0", "cpus"), "0-5\n"), 0);
-	assert_int_equal(fake_tree_write(root, PMU("armv8_pmuv3_0", "format/event"), "config:0-15\n"),
-			 0);
+	assert_int_equal(
+	    fake_tree_write(root, PMU("armv8_pmuv3_0", "format/event"), "config:0-15\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("armv8_pmuv3_0", "format/long"), "config1:0\n"),
 			 0);
-	assert_int_equal(fake_tree_write(root, PMU("armv8_pmuv3_0", "events/l1d_cache_refill"),
-					 "event=0x03\n"),
-			 0);
 	assert_int_equal(
-		fake_tree_write(root, PMU("armv8_pmuv3_0", "events/cpu_cycles"), "event=0x0011\n"), 0);
-	assert_int_equal(fake_tree_write(root, PMU("armv8_pmuv3_0", "events/cpu_cycles.scale"),
-					 "1\n"),
-			 0);
+	    fake_tree_write(root, PMU("armv8_pmuv3_0", "events/l1d_cache_refill"), "event=0x03\n"),
+	    0);
+	assert_int_equal(
+	    fake_tree_write(root, PMU("armv8_pmuv3_0", "events/cpu_cycles"), "event=0x0011\n"), 0);
+	assert_int_equal(
+	    fake_tree_write(root, PMU("armv8_pmuv3_0", "events/cpu_cycles.scale"), "1\n"), 0);
 
 	/* A PMU whose one term is spread over several ranges and words. */
 	assert_int_equal(fake_tree_write(root, PMU("spread", "type"), "11\n"), 0);
-	assert_int_equal(fake_tree_write(root, PMU("spread", "format/ev"), "config:0-3,8-11,60-63\n"),
-			 0);
+	assert_int_equal(
+	    fake_tree_write(root, PMU("spread", "format/ev"), "config:0-3,8-11,60-63\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("spread", "format/bit"), "config:5\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("spread", "format/hi"), "config1:32-63\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("spread", "format/whole"), "config2:0-63\n"), 0);
 	assert_int_equal(fake_tree_write(root, PMU("spread", "format/bad"), "config:7-3\n"), 0);
-	assert_int_equal(fake_tree_write(root, PMU("spread", "format/badword"), "config9:0-3\n"), 0);
+	assert_int_equal(fake_tree_write(root, PMU("spread", "format/badword"), "config9:0-3\n"),
+			 0);
 	assert_int_equal(fake_tree_write(root, PMU("spread", "format/junk"), "config:0-3x\n"), 0);
 
 	/* Software-side PMUs every kernel has. */
@@ -189,39 +187,39 @@ static void test_named_events(void **state)
 		uint64_t config;
 		enum sonde_event_kind kind;
 	} cases[] = {
-		{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, SONDE_EV_HARDWARE},
-		{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, SONDE_EV_HARDWARE},
-		{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, SONDE_EV_HARDWARE},
-		{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
-		 SONDE_EV_HARDWARE},
-		{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, SONDE_EV_HARDWARE},
-		{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, SONDE_EV_HARDWARE},
-		{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
-		 SONDE_EV_HARDWARE},
-		{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, SONDE_EV_HARDWARE},
-		{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, SONDE_EV_HARDWARE},
-		{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
-		 SONDE_EV_HARDWARE},
-		{"idle-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
-		 SONDE_EV_HARDWARE},
-		{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, SONDE_EV_HARDWARE},
-		{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, SONDE_EV_SOFTWARE},
-		{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, SONDE_EV_SOFTWARE},
-		{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, SONDE_EV_SOFTWARE},
-		{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, SONDE_EV_SOFTWARE},
-		{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-		 SONDE_EV_SOFTWARE},
-		{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, SONDE_EV_SOFTWARE},
-		{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, SONDE_EV_SOFTWARE},
-		{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, SONDE_EV_SOFTWARE},
-		{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, SONDE_EV_SOFTWARE},
-		{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, SONDE_EV_SOFTWARE},
-		{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS,
-		 SONDE_EV_SOFTWARE},
-		{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS,
-		 SONDE_EV_SOFTWARE},
-		{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, SONDE_EV_SOFTWARE},
-		{"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, SONDE_EV_SOFTWARE},
+	    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, SONDE_EV_HARDWARE},
+	    {"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, SONDE_EV_HARDWARE},
+	    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, SONDE_EV_HARDWARE},
+	    {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
+	     SONDE_EV_HARDWARE},
+	    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, SONDE_EV_HARDWARE},
+	    {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, SONDE_EV_HARDWARE},
+	    {"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+	     SONDE_EV_HARDWARE},
+	    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, SONDE_EV_HARDWARE},
+	    {"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, SONDE_EV_HARDWARE},
+	    {"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
+	     SONDE_EV_HARDWARE},
+	    {"idle-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
+	     SONDE_EV_HARDWARE},
+	    {"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, SONDE_EV_HARDWARE},
+	    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, SONDE_EV_SOFTWARE},
+	    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, SONDE_EV_SOFTWARE},
+	    {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, SONDE_EV_SOFTWARE},
+	    {"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, SONDE_EV_SOFTWARE},
+	    {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+	     SONDE_EV_SOFTWARE},
+	    {"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, SONDE_EV_SOFTWARE},
+	    {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, SONDE_EV_SOFTWARE},
+	    {"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, SONDE_EV_SOFTWARE},
+	    {"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, SONDE_EV_SOFTWARE},
+	    {"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, SONDE_EV_SOFTWARE},
+	    {"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS,
+	     SONDE_EV_SOFTWARE},
+	    {"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS,
+	     SONDE_EV_SOFTWARE},
+	    {"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, SONDE_EV_SOFTWARE},
+	    {"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, SONDE_EV_SOFTWARE},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -267,35 +265,35 @@ static void test_cache_events(void **state)
 		const char *name;
 		uint64_t config;
 	} cases[] = {
-		{"L1-dcache-loads", 0x0},
-		{"L1-dcache-load-misses", 0x10000},
-		{"L1-dcache-stores", 0x100},
-		{"L1-dcache-store-misses", 0x10100},
-		{"L1-icache-load-misses", 0x10001},
-		{"LLC-loads", 0x2},
-		{"LLC-load-misses", 0x10002},
-		{"LLC-prefetch-misses", 0x10202},
-		{"dTLB-load-misses", 0x10003},
-		{"dTLB-stores", 0x103},
-		{"iTLB-load-misses", 0x10004},
-		{"branch-loads", 0x5},
-		{"branch-load-misses", 0x10005},
-		{"node-stores", 0x106},
-		/* Aliases, and perf's defaults: load, then refs; either order. */
-		{"l1d-loads", 0x0},
-		{"L1-data-read-miss", 0x10000},
-		{"L2-speculative-read-miss", 0x10202},
-		{"Data-TLB-write-access", 0x103},
-		{"L1-dcache-misses", 0x10000},
-		{"L1-dcache-misses-store", 0x10100},
-		{"L1-dcache", 0x0},
-		{"node", 0x6},
+	    {"L1-dcache-loads", 0x0},
+	    {"L1-dcache-load-misses", 0x10000},
+	    {"L1-dcache-stores", 0x100},
+	    {"L1-dcache-store-misses", 0x10100},
+	    {"L1-icache-load-misses", 0x10001},
+	    {"LLC-loads", 0x2},
+	    {"LLC-load-misses", 0x10002},
+	    {"LLC-prefetch-misses", 0x10202},
+	    {"dTLB-load-misses", 0x10003},
+	    {"dTLB-stores", 0x103},
+	    {"iTLB-load-misses", 0x10004},
+	    {"branch-loads", 0x5},
+	    {"branch-load-misses", 0x10005},
+	    {"node-stores", 0x106},
+	    /* Aliases, and perf's defaults: load, then refs; either order. */
+	    {"l1d-loads", 0x0},
+	    {"L1-data-read-miss", 0x10000},
+	    {"L2-speculative-read-miss", 0x10202},
+	    {"Data-TLB-write-access", 0x103},
+	    {"L1-dcache-misses", 0x10000},
+	    {"L1-dcache-misses-store", 0x10100},
+	    {"L1-dcache", 0x0},
+	    {"node", 0x6},
 	};
 	static const char *const bad[] = {
-		"iTLB-stores",	    /* perf: iTLB has loads only */
-		"L1-icache-stores", /* L1-icache: loads and prefetches */
-		"branch-stores",   "L1-dcache-", "L1-dcache-load-load", "L1-dcachex",
-		"L3-loads",	   "LLC-loads-misses-x",
+	    "iTLB-stores",	/* perf: iTLB has loads only */
+	    "L1-icache-stores", /* L1-icache: loads and prefetches */
+	    "branch-stores",	"L1-dcache-", "L1-dcache-load-load",
+	    "L1-dcachex",	"L3-loads",   "LLC-loads-misses-x",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -340,8 +338,8 @@ static void test_raw(void **state)
 	static const struct {
 		const char *spec;
 		uint64_t config;
-	} cases[] = {{"r1a8", 0x1a8}, {"r0", 0}, {"rABCDEF", 0xabcdef},
-		     {"rffffffffffffffff", UINT64_MAX}};
+	} cases[] = {
+	    {"r1a8", 0x1a8}, {"r0", 0}, {"rABCDEF", 0xabcdef}, {"rffffffffffffffff", UINT64_MAX}};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct sonde_evlist l;
@@ -379,34 +377,34 @@ static void check_mods(const struct sonde_event *e, const struct modcase *c)
 static void test_modifiers(void **state)
 {
 	static const struct modcase cases[] = {
-		/* spec             eu ek eh eH eG p */
-		{"cpu-clock", 0, 0, 0, 0, 1, 0},
-		{"cpu-clock:u", 0, 1, 1, 0, 1, 0},
-		{"cpu-clock:k", 1, 0, 1, 0, 0, 0},
-		{"cpu-clock:h", 1, 1, 0, 0, 0, 0},
-		{"cpu-clock:uk", 0, 0, 1, 0, 1, 0},
-		{"cpu-clock:ku", 0, 0, 1, 0, 1, 0},
-		{"cpu-clock:ukh", 0, 0, 0, 0, 1, 0},
-		{"cpu-clock:G", 0, 0, 0, 1, 0, 0},
-		{"cpu-clock:H", 0, 0, 0, 0, 1, 0},
-		{"cpu-clock:GH", 0, 0, 0, 0, 0, 0},
-		{"cpu-clock:uG", 0, 1, 1, 1, 0, 0},
-		{"cpu-clock:Gu", 0, 1, 1, 1, 0, 0},
-		{"cpu-clock:kH", 1, 0, 1, 0, 1, 0},
-		{"cpu-clock:p", 0, 0, 0, 0, 1, 1},
-		{"cpu-clock:pp", 0, 0, 0, 0, 1, 2},
-		{"cpu-clock:ppp", 0, 0, 0, 0, 1, 3},
-		{"cpu-clock:kp", 1, 0, 1, 0, 1, 1},
-		{"cycles:upp", 0, 1, 1, 0, 1, 2},
-		{"cpu-clock:", 0, 0, 0, 0, 1, 0},
-		{"r1a8:k", 1, 0, 1, 0, 0, 0},
-		{"L1-dcache-load-misses:u", 0, 1, 1, 0, 1, 0},
-		{"sched:sched_switch:k", 1, 0, 1, 0, 0, 0},
-		{"cs/period=1000/u", 0, 1, 1, 0, 1, 0},
-		{"cs/period=1000/:u", 0, 1, 1, 0, 1, 0},
-		{"armv8_pmuv3_0/l1d_cache_refill/k", 1, 0, 1, 0, 0, 0},
-		{"mem:0x1000:u", 0, 1, 1, 0, 1, 0},
-		{"mem:0x1000:w:k", 1, 0, 1, 0, 0, 0},
+	    /* spec             eu ek eh eH eG p */
+	    {"cpu-clock", 0, 0, 0, 0, 1, 0},
+	    {"cpu-clock:u", 0, 1, 1, 0, 1, 0},
+	    {"cpu-clock:k", 1, 0, 1, 0, 0, 0},
+	    {"cpu-clock:h", 1, 1, 0, 0, 0, 0},
+	    {"cpu-clock:uk", 0, 0, 1, 0, 1, 0},
+	    {"cpu-clock:ku", 0, 0, 1, 0, 1, 0},
+	    {"cpu-clock:ukh", 0, 0, 0, 0, 1, 0},
+	    {"cpu-clock:G", 0, 0, 0, 1, 0, 0},
+	    {"cpu-clock:H", 0, 0, 0, 0, 1, 0},
+	    {"cpu-clock:GH", 0, 0, 0, 0, 0, 0},
+	    {"cpu-clock:uG", 0, 1, 1, 1, 0, 0},
+	    {"cpu-clock:Gu", 0, 1, 1, 1, 0, 0},
+	    {"cpu-clock:kH", 1, 0, 1, 0, 1, 0},
+	    {"cpu-clock:p", 0, 0, 0, 0, 1, 1},
+	    {"cpu-clock:pp", 0, 0, 0, 0, 1, 2},
+	    {"cpu-clock:ppp", 0, 0, 0, 0, 1, 3},
+	    {"cpu-clock:kp", 1, 0, 1, 0, 1, 1},
+	    {"cycles:upp", 0, 1, 1, 0, 1, 2},
+	    {"cpu-clock:", 0, 0, 0, 0, 1, 0},
+	    {"r1a8:k", 1, 0, 1, 0, 0, 0},
+	    {"L1-dcache-load-misses:u", 0, 1, 1, 0, 1, 0},
+	    {"sched:sched_switch:k", 1, 0, 1, 0, 0, 0},
+	    {"cs/period=1000/u", 0, 1, 1, 0, 1, 0},
+	    {"cs/period=1000/:u", 0, 1, 1, 0, 1, 0},
+	    {"armv8_pmuv3_0/l1d_cache_refill/k", 1, 0, 1, 0, 0, 0},
+	    {"mem:0x1000:u", 0, 1, 1, 0, 1, 0},
+	    {"mem:0x1000:w:k", 1, 0, 1, 0, 0, 0},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -431,7 +429,7 @@ static void test_modifiers_other(void **state)
 	assert_int_equal(l.events[1].attr.pinned, 1);
 	assert_int_equal(l.events[2].attr.exclusive, 1);
 	assert_int_equal(l.events[3].attr.pinned & l.events[3].attr.exclusive &
-				 l.events[3].attr.exclude_idle & l.events[3].attr.exclude_kernel,
+			     l.events[3].attr.exclude_idle & l.events[3].attr.exclude_kernel,
 			 1);
 	assert_string_equal(l.events[3].name, "cs:uDIe");
 	sonde_evlist_fini(&l);
@@ -476,12 +474,12 @@ static void test_groups(void **state)
 	/* Group modifiers add to each member's own, as perf does. */
 	{
 		static const struct modcase want[] = {
-			{"{cs:u,cpu-clock}:k", 0, 0, 1, 0, 1, 0},
-			{"{cs:u,cpu-clock}:k", 1, 0, 1, 0, 1, 0},
-			{"{cs:k,cpu-clock}:u", 0, 0, 1, 0, 1, 0},
-			{"{cs:k,cpu-clock}:u", 0, 1, 1, 0, 1, 0},
-			{"{cs:p,cpu-clock:G}:p", 0, 0, 0, 0, 1, 2},
-			{"{cs:p,cpu-clock:G}:p", 0, 0, 0, 1, 0, 1},
+		    {"{cs:u,cpu-clock}:k", 0, 0, 1, 0, 1, 0},
+		    {"{cs:u,cpu-clock}:k", 1, 0, 1, 0, 1, 0},
+		    {"{cs:k,cpu-clock}:u", 0, 0, 1, 0, 1, 0},
+		    {"{cs:k,cpu-clock}:u", 0, 1, 1, 0, 1, 0},
+		    {"{cs:p,cpu-clock:G}:p", 0, 0, 0, 0, 1, 2},
+		    {"{cs:p,cpu-clock:G}:p", 0, 0, 0, 1, 0, 1},
 		};
 		for (size_t i = 0; i < 6; i += 2) {
 			parse_ok(&l, want[i].spec, 2);
@@ -529,9 +527,9 @@ static void test_errors_leave_list(void **state)
 
 	(void)state;
 	parse_ok(&l, "{cs,faults}", 2);
-	assert_int_equal(sonde_evlist_parse(&l, "cpu-clock,{task-clock,cycles},kmem:*,cylces",
-					    &roots),
-			 SONDE_E_UNKNOWN_EVENT);
+	assert_int_equal(
+	    sonde_evlist_parse(&l, "cpu-clock,{task-clock,cycles},kmem:*,cylces", &roots),
+	    SONDE_E_UNKNOWN_EVENT);
 	assert_int_equal(l.n, 2);
 	assert_int_equal(l.ngroups, 1);
 	assert_int_equal(sonde_evlist_parse(&l, "cpu-clock", &roots), 0);
@@ -558,7 +556,8 @@ static void test_terms(void **state)
 	const struct sonde_event *e;
 
 	(void)state;
-	parse_ok(&l, "cpu-clock/period=10000/,cs/freq=99/,task-clock/name=tc/,r1a8/period=0x10/", 4);
+	parse_ok(&l, "cpu-clock/period=10000/,cs/freq=99/,task-clock/name=tc/,r1a8/period=0x10/",
+		 4);
 	e = &l.events[0];
 	assert_string_equal(e->name, "cpu-clock/period=10000/");
 	assert_int_equal(e->attr.type, PERF_TYPE_SOFTWARE);
@@ -603,16 +602,16 @@ static void test_breakpoints(void **state)
 		uint64_t addr, len;
 		unsigned int type;
 	} cases[] = {
-		{"mem:0x1000", 0x1000, 4, HW_BREAKPOINT_RW},
-		{"mem:4096:r", 4096, 4, HW_BREAKPOINT_R},
-		{"mem:0x1000:w", 0x1000, 4, HW_BREAKPOINT_W},
-		{"mem:0x1000:rw", 0x1000, 4, HW_BREAKPOINT_RW},
-		{"mem:0x1000:wr", 0x1000, 4, HW_BREAKPOINT_RW},
-		{"mem:0x1000:x", 0x1000, sizeof(long), HW_BREAKPOINT_X},
-		{"mem:0x1000/1", 0x1000, 1, HW_BREAKPOINT_RW},
-		{"mem:0x1000/2:w", 0x1000, 2, HW_BREAKPOINT_W},
-		{"mem:0x1000/8:rw:u", 0x1000, 8, HW_BREAKPOINT_RW},
-		{"mem:0xffffffff81000000:x:k", 0xffffffff81000000ull, sizeof(long), HW_BREAKPOINT_X},
+	    {"mem:0x1000", 0x1000, 4, HW_BREAKPOINT_RW},
+	    {"mem:4096:r", 4096, 4, HW_BREAKPOINT_R},
+	    {"mem:0x1000:w", 0x1000, 4, HW_BREAKPOINT_W},
+	    {"mem:0x1000:rw", 0x1000, 4, HW_BREAKPOINT_RW},
+	    {"mem:0x1000:wr", 0x1000, 4, HW_BREAKPOINT_RW},
+	    {"mem:0x1000:x", 0x1000, sizeof(long), HW_BREAKPOINT_X},
+	    {"mem:0x1000/1", 0x1000, 1, HW_BREAKPOINT_RW},
+	    {"mem:0x1000/2:w", 0x1000, 2, HW_BREAKPOINT_W},
+	    {"mem:0x1000/8:rw:u", 0x1000, 8, HW_BREAKPOINT_RW},
+	    {"mem:0xffffffff81000000:x:k", 0xffffffff81000000ull, sizeof(long), HW_BREAKPOINT_X},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -661,8 +660,9 @@ static void test_pmu_arm(void **state)
 	assert_int_equal(e->attr.exclude_guest, 1);
 	sonde_evlist_fini(&l);
 
-	parse_ok(&l, "armv8_pmuv3_0/event=0x11/u,armv8_pmuv3_0/cpu_cycles,long/,"
-		     "armv8_pmuv3_0/l1d_cache_refill,period=100000/:k,armv8_pmuv3_0/event=0xffff/",
+	parse_ok(&l,
+		 "armv8_pmuv3_0/event=0x11/u,armv8_pmuv3_0/cpu_cycles,long/,"
+		 "armv8_pmuv3_0/l1d_cache_refill,period=100000/:k,armv8_pmuv3_0/event=0xffff/",
 		 4);
 	assert_int_equal(l.events[0].attr.config, 0x11);
 	assert_int_equal(l.events[0].attr.exclude_kernel, 1);
@@ -677,8 +677,7 @@ static void test_pmu_arm(void **state)
 	parse_fails("armv8_pmuv3_0/event=0x10000/", -ERANGE, "too big");
 	parse_fails("armv8_pmuv3_0/l1d_cache_refil/", SONDE_E_UNKNOWN_EVENT,
 		    "'armv8_pmuv3_0/l1d_cache_refill/'");
-	parse_fails("armv8_pmuv3_1/l1d_cache_refill/", SONDE_E_UNKNOWN_EVENT,
-		    "'armv8_pmuv3_0'");
+	parse_fails("armv8_pmuv3_1/l1d_cache_refill/", SONDE_E_UNKNOWN_EVENT, "'armv8_pmuv3_0'");
 	parse_fails("armv8_pmuv3_0/umask=1/", SONDE_E_UNKNOWN_EVENT, "its terms: event, long");
 	/* .scale files describe an event; they are not events. */
 	parse_fails("armv8_pmuv3_0/cpu_cycles.scale/", SONDE_E_UNKNOWN_EVENT, NULL);
@@ -689,9 +688,11 @@ static void test_pmu_terms(void **state)
 	struct sonde_evlist l;
 
 	(void)state;
-	parse_ok(&l, "cpu/event=0x3c,umask=0x1/,cpu/event=0xc0,inv,cmask=2,edge=1/,"
-		     "cpu/config=0x1234,config1=5,config2=6/,cpu/event=1,ldlat=0xffff,frontend=0x123456/",
-		 4);
+	parse_ok(
+	    &l,
+	    "cpu/event=0x3c,umask=0x1/,cpu/event=0xc0,inv,cmask=2,edge=1/,"
+	    "cpu/config=0x1234,config1=5,config2=6/,cpu/event=1,ldlat=0xffff,frontend=0x123456/",
+	    4);
 	assert_int_equal(l.events[0].attr.type, 4);
 	assert_int_equal(l.events[0].attr.config, 0x13c);
 	assert_int_equal(l.events[1].attr.config, 0xc0 | 1u << 23 | 2u << 24 | 1u << 18);
@@ -743,8 +744,9 @@ static void test_pmu_format_spreading(void **state)
 
 	(void)state;
 	/* ev = config:0-3,8-11,60-63: 0xabc -> c at 0, b at 8, a at 60. */
-	parse_ok(&l, "spread/ev=0xabc/,spread/ev=0xfff,bit/,spread/hi=0xdeadbeef/,"
-		     "spread/whole=0xffffffffffffffff/,spread/bit=1,ev=0/",
+	parse_ok(&l,
+		 "spread/ev=0xabc/,spread/ev=0xfff,bit/,spread/hi=0xdeadbeef/,"
+		 "spread/whole=0xffffffffffffffff/,spread/bit=1,ev=0/",
 		 5);
 	assert_int_equal(l.events[0].attr.type, 11);
 	assert_int_equal(l.events[0].attr.config, 0xc | 0xbull << 8 | 0xaull << 60);
@@ -865,8 +867,7 @@ static void test_tracepoint(void **state)
 	sonde_evlist_fini(&l);
 }
 
-static void check_glob(const char *spec, const char *const *systems, const char *glob,
-		       size_t want)
+static void check_glob(const char *spec, const char *const *systems, const char *glob, size_t want)
 {
 	struct sonde_strlist expect;
 	struct sonde_evlist l;
@@ -985,11 +986,10 @@ static void test_suggest_direct(void **state)
 static void test_odd_inputs(void **state)
 {
 	static const char *const odd[] = {
-		"/",	     "//",	"///",	   "{",	    "}",      "{}:u",	 ":",
-		"::",	     "mem:",	"mem:/",   "mem::", "cs/",    "cs//",	 "{cs/}",
-		"{/,}",	     "r",	"{cs},",   "*:*:*", "a:b:c:d", "cpu//x", "cpu/,,/",
-		"cpu/=/",    "cpu/=1/", "cpu/a=/", "  ",    "{ }",    "{,}",	 "cs:ppp:u",
-		"\x01\x02", "sched:[", "sched:[!", "[:*",
+	    "/",     "//",    "///",	 "{",	     "}",	 "{}:u",    ":",	"::",
+	    "mem:",  "mem:/", "mem::",	 "cs/",	     "cs//",	 "{cs/}",   "{/,}",	"r",
+	    "{cs},", "*:*:*", "a:b:c:d", "cpu//x",   "cpu/,,/",	 "cpu/=/",  "cpu/=1/",	"cpu/a=/",
+	    "  ",    "{ }",   "{,}",	 "cs:ppp:u", "\x01\x02", "sched:[", "sched:[!", "[:*",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
@@ -1005,27 +1005,27 @@ static void test_odd_inputs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_named_events),
-		cmocka_unit_test(test_named_table),
-		cmocka_unit_test(test_cache_events),
-		cmocka_unit_test(test_cache_names_round_trip),
-		cmocka_unit_test(test_raw),
-		cmocka_unit_test(test_modifiers),
-		cmocka_unit_test(test_modifiers_other),
-		cmocka_unit_test(test_groups),
-		cmocka_unit_test(test_errors_leave_list),
-		cmocka_unit_test(test_syntax_errors),
-		cmocka_unit_test(test_terms),
-		cmocka_unit_test(test_breakpoints),
-		cmocka_unit_test(test_pmu_arm),
-		cmocka_unit_test(test_pmu_terms),
-		cmocka_unit_test(test_pmu_format_spreading),
-		cmocka_unit_test(test_pmu_helpers),
-		cmocka_unit_test(test_tracepoint),
-		cmocka_unit_test(test_tracepoint_globs),
-		cmocka_unit_test(test_suggestions),
-		cmocka_unit_test(test_suggest_direct),
-		cmocka_unit_test(test_odd_inputs),
+	    cmocka_unit_test(test_named_events),
+	    cmocka_unit_test(test_named_table),
+	    cmocka_unit_test(test_cache_events),
+	    cmocka_unit_test(test_cache_names_round_trip),
+	    cmocka_unit_test(test_raw),
+	    cmocka_unit_test(test_modifiers),
+	    cmocka_unit_test(test_modifiers_other),
+	    cmocka_unit_test(test_groups),
+	    cmocka_unit_test(test_errors_leave_list),
+	    cmocka_unit_test(test_syntax_errors),
+	    cmocka_unit_test(test_terms),
+	    cmocka_unit_test(test_breakpoints),
+	    cmocka_unit_test(test_pmu_arm),
+	    cmocka_unit_test(test_pmu_terms),
+	    cmocka_unit_test(test_pmu_format_spreading),
+	    cmocka_unit_test(test_pmu_helpers),
+	    cmocka_unit_test(test_tracepoint),
+	    cmocka_unit_test(test_tracepoint_globs),
+	    cmocka_unit_test(test_suggestions),
+	    cmocka_unit_test(test_suggest_direct),
+	    cmocka_unit_test(test_odd_inputs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

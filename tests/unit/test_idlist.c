@@ -50,10 +50,10 @@ static void test_values(void **state)
 static void test_wrap_is_refused(void **state)
 {
 	static const char *const wrapping[] = {
-	    "4294967297",	     /* 2^32 + 1: strtol then (pid_t) made it 1 */
-	    "4294989781",	     /* 2^32 + 22485 */
-	    "2147483648",	     /* INT_MAX + 1 */
-	    "4194305",		     /* PID_MAX_LIMIT + 1 */
+	    "4294967297",	    /* 2^32 + 1: strtol then (pid_t) made it 1 */
+	    "4294989781",	    /* 2^32 + 22485 */
+	    "2147483648",	    /* INT_MAX + 1 */
+	    "4194305",		    /* PID_MAX_LIMIT + 1 */
 	    "18446744073709551617", /* 2^64 + 1: strtoul saturates, no wrap either */
 	    "99999999999999999999999999",
 	};
@@ -78,8 +78,8 @@ static void test_wrap_is_refused(void **state)
 
 static void test_syntax(void **state)
 {
-	static const char *const bad[] = {"", ",", "1,", ",1", "1,,2", "-1", "+1", " 1", "1 ",
-					  "0x10", "1a", "1-3", "1\n\n", "1.5"};
+	static const char *const bad[] = {"",	",",  "1,",   ",1", "1,,2", "-1",    "+1",
+					  " 1", "1 ", "0x10", "1a", "1-3",  "1\n\n", "1.5"};
 	struct sonde_errmsg err;
 	int *v;
 	size_t n;
@@ -144,7 +144,8 @@ static void test_u32(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(sonde_idlist_add_u32("0,4294967295", &sonde_idkind_index, &v, &n, &err), 0);
+	assert_int_equal(sonde_idlist_add_u32("0,4294967295", &sonde_idkind_index, &v, &n, &err),
+			 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(v[1], UINT32_MAX);
 	assert_int_equal(sonde_idlist_add_u32("4294967296", &sonde_idkind_index, &v, &n, &err),
@@ -156,8 +157,8 @@ static void test_u32(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_values),	   cmocka_unit_test(test_wrap_is_refused),
-	    cmocka_unit_test(test_syntax),	   cmocka_unit_test(test_cpu_ranges),
+	    cmocka_unit_test(test_values), cmocka_unit_test(test_wrap_is_refused),
+	    cmocka_unit_test(test_syntax), cmocka_unit_test(test_cpu_ranges),
 	    cmocka_unit_test(test_u32),
 	};
 

@@ -83,13 +83,15 @@ static void test_escape_table(void **state)
 	    /* Invalid: one \ufffd per byte that starts no valid sequence. */
 	    {"\x80", 1, 0, "\"\\ufffd\""},
 	    {"\xff\xfe", 2, 0, "\"\\ufffd\\ufffd\""},
-	    {"\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\""},	       /* overlong '/' */
-	    {"\xe0\x80\xaf", 3, 0, "\"\\ufffd\\ufffd\\ufffd\""}, /* overlong */
-	    {"\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\""}, /* surrogate */
+	    {"\xc0\xaf", 2, 0, "\"\\ufffd\\ufffd\""},			    /* overlong '/' */
+	    {"\xe0\x80\xaf", 3, 0, "\"\\ufffd\\ufffd\\ufffd\""},	    /* overlong */
+	    {"\xed\xa0\x80", 3, 0, "\"\\ufffd\\ufffd\\ufffd\""},	    /* surrogate */
 	    {"\xf4\x90\x80\x80", 4, 0, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* > U+10FFFF */
-	    {"\xc3", 1, 0, "\"\\ufffd\""},			       /* truncated */
+	    {"\xc3", 1, 0, "\"\\ufffd\""},				    /* truncated */
 	    {"\xe2\x82x", 3, 0, "\"\\ufffd\\ufffdx\""},
-	    {"a\xc3\xa9\xff" "b", 5, 0, "\"a\xc3\xa9\\ufffdb\""},
+	    {"a\xc3\xa9\xff"
+	     "b",
+	     5, 0, "\"a\xc3\xa9\\ufffdb\""},
 	};
 	struct mem m;
 

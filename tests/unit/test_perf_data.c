@@ -794,7 +794,8 @@ static void test_compressed_bulk(void **state)
 	assert_int_equal(sonde_pd_writer_set_compression(w, 1), 0);
 	assert_int_equal(sonde_pd_writer_write(w, recs, (size_t)N / 2 * SZ), 0);
 	assert_int_equal(sonde_pd_writer_write(w, aux, 24 + AUX), 0);
-	assert_int_equal(sonde_pd_writer_write(w, recs + (size_t)N / 2 * SZ, (size_t)N / 2 * SZ), 0);
+	assert_int_equal(sonde_pd_writer_write(w, recs + (size_t)N / 2 * SZ, (size_t)N / 2 * SZ),
+			 0);
 	assert_int_equal(sonde_pd_writer_close(w, NULL), 0);
 
 	assert_int_equal(sonde_pd_reader_open(&r, tmp_path("bulk-z.data"), NULL), 0);
@@ -820,8 +821,7 @@ static void test_compressed_bulk(void **state)
 
 static int read_all(const uint8_t *src, size_t len, enum sonde_pd_tail *tail, char *msg,
 		    size_t msglen);
-static void check_damaged(const uint8_t *copy, size_t len, size_t most, int *opened,
-			  int *refused);
+static void check_damaged(const uint8_t *copy, size_t len, size_t most, int *opened, int *refused);
 
 /* A compressed file cut anywhere in its data, or with a damaged byte:
  * what was read stays read, the ending is reported, nothing crashes. */
@@ -1063,15 +1063,16 @@ static void test_host_fill_roots(void **state)
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	snprintf(sys, sizeof(sys), "%s/sys", root);
 	/* x86: cpuid from the first block only, description from "model name" */
-	assert_int_equal(fake_tree_write(root, "proc/cpuinfo",
-					 "processor\t: 0\nvendor_id\t: FakeVendor\n"
-					 "cpu family\t: 6\nmodel\t\t: 85\n"
-					 "model name\t: Fake CPU @ 1.00GHz  \nstepping\t: 7\n\n"
-					 "processor\t: 1\nvendor_id\t: Other\nmodel name\t: Other\n"),
-			 0);
-	assert_int_equal(fake_tree_write(root, "proc/meminfo",
-					 "MemTotal:       12345678 kB\nMemFree:  1 kB\n"),
-			 0);
+	assert_int_equal(
+	    fake_tree_write(root, "proc/cpuinfo",
+			    "processor\t: 0\nvendor_id\t: FakeVendor\n"
+			    "cpu family\t: 6\nmodel\t\t: 85\n"
+			    "model name\t: Fake CPU @ 1.00GHz  \nstepping\t: 7\n\n"
+			    "processor\t: 1\nvendor_id\t: Other\nmodel name\t: Other\n"),
+	    0);
+	assert_int_equal(
+	    fake_tree_write(root, "proc/meminfo", "MemTotal:       12345678 kB\nMemFree:  1 kB\n"),
+	    0);
 	assert_int_equal(sonde_record_host_fill(&h, &roots), 0);
 	assert_string_equal(h.cpudesc, "Fake CPU @ 1.00GHz");
 	assert_string_equal(h.cpuid, "FakeVendor,6,85,7");
@@ -1265,8 +1266,7 @@ static void test_bad_headers(void **state)
  * say where it stopped; never read more records than the data section can
  * hold (@most), never differ between two reads of the same bytes.
  */
-static void check_damaged(const uint8_t *copy, size_t len, size_t most, int *opened,
-			  int *refused)
+static void check_damaged(const uint8_t *copy, size_t len, size_t most, int *opened, int *refused)
 {
 	enum sonde_pd_tail tail, tail2;
 	char msg[512], msg2[512];
@@ -1566,16 +1566,24 @@ static void test_killed_writer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tripwire),	    cmocka_unit_test(test_record_round_trip),
-	    cmocka_unit_test(test_compressed_round_trip), cmocka_unit_test(test_compressed_bulk),
+	    cmocka_unit_test(test_tripwire),
+	    cmocka_unit_test(test_record_round_trip),
+	    cmocka_unit_test(test_compressed_round_trip),
+	    cmocka_unit_test(test_compressed_bulk),
 	    cmocka_unit_test(test_compressed_damage),
-	    cmocka_unit_test(test_bulk_write),	    cmocka_unit_test(test_feature_round_trip),
+	    cmocka_unit_test(test_bulk_write),
+	    cmocka_unit_test(test_feature_round_trip),
 	    cmocka_unit_test(test_host_fill),
-	    cmocka_unit_test(test_host_fill_roots),	    cmocka_unit_test(test_truncated),
-	    cmocka_unit_test(test_corrupted_sizes), cmocka_unit_test(test_bad_headers),
-	    cmocka_unit_test(test_random_damage),   cmocka_unit_test(test_unfinished),
-	    cmocka_unit_test(test_sample_errors),   cmocka_unit_test(test_pipe_mode),
-	    cmocka_unit_test(test_sticky_error),    cmocka_unit_test(test_disk_full),
+	    cmocka_unit_test(test_host_fill_roots),
+	    cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_corrupted_sizes),
+	    cmocka_unit_test(test_bad_headers),
+	    cmocka_unit_test(test_random_damage),
+	    cmocka_unit_test(test_unfinished),
+	    cmocka_unit_test(test_sample_errors),
+	    cmocka_unit_test(test_pipe_mode),
+	    cmocka_unit_test(test_sticky_error),
+	    cmocka_unit_test(test_disk_full),
 	    cmocka_unit_test(test_killed_writer),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

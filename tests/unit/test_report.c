@@ -187,8 +187,8 @@ static void test_children(void **state)
 	build(&b, "comm,sym", true);
 	p = b.rep->profile;
 	i = entry(p, "caller", 0);
-	assert_string_equal(sonde_machine_str(b.rep->ses->machine, sonde_profile_entry_key(p, i)->comm),
-			    "work");
+	assert_string_equal(
+	    sonde_machine_str(b.rep->ses->machine, sonde_profile_entry_key(p, i)->comm), "work");
 	assert_int_equal(sonde_profile_entry_self(p, i, 0).samples, 0);
 	assert_int_equal(sonde_profile_entry_total(p, i, 0).samples, 4);
 	assert_int_equal(sonde_profile_entry_total(p, i, 0).period, 4000);

@@ -35,8 +35,7 @@ static void put(struct sonde_pd_writer *w, const struct pdg_buf *b)
 	assert_int_equal(pdg_write(w, b), 0);
 }
 
-static void sample(struct sonde_pd_writer *w, uint32_t pid, uint32_t tid, uint64_t t,
-		   uint32_t cpu)
+static void sample(struct sonde_pd_writer *w, uint32_t pid, uint32_t tid, uint64_t t, uint32_t cpu)
 {
 	uint64_t chain[] = {PERF_CONTEXT_USER, LIB + 0x40};
 	struct pdg_buf b;
@@ -228,14 +227,17 @@ static void test_filters_before_tools(void **state)
 	} cases[] = {
 	    {{.tids = tids, .ntids = 1}, " S101/1@200:work", 2},
 	    {{.pids = pids, .npids = 1, .comms = comms, .ncomms = 1},
-	     " S100/0@100:work S101/1@200:work S100/1@300:work", 0},
+	     " S100/0@100:work S101/1@200:work S100/1@300:work",
+	     0},
 	    {{.comms = nocomm, .ncomms = 1}, "", 3},
 	    {{.cpus = &cpu1}, " S101/1@200:work S100/1@300:work", 1},
 	    {{.has_time = true, .time_start = 200, .time_end = 300},
-	     " S101/1@200:work S100/1@300:work", 1},
+	     " S101/1@200:work S100/1@300:work",
+	     1},
 	    {{.has_time = true, .time_start = 101, .time_end = 299}, " S101/1@200:work", 2},
 	    {{.events = events, .nevents = 1},
-	     " S100/0@100:work S101/1@200:work S100/1@300:work", 0},
+	     " S100/0@100:work S101/1@200:work S100/1@300:work",
+	     0},
 	    {{.events = noevent, .nevents = 1}, "", 3},
 	};
 
@@ -259,7 +261,8 @@ static void test_filters_before_tools(void **state)
 		for (const char *p = all.text; *p;) {
 			size_t len = strcspn(p + 1, " ") + 1;
 
-			if (p[1] != 'S' || memmem(cases[i].samples, strlen(cases[i].samples), p, len))
+			if (p[1] != 'S' ||
+			    memmem(cases[i].samples, strlen(cases[i].samples), p, len))
 				strncat(want, p, len);
 			p += len;
 		}

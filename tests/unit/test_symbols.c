@@ -219,7 +219,8 @@ static void check_lines(struct sonde_dso *d, const char *elf, const char *src)
 						assert_ptr_equal(again.file, sl.file);
 						assert_int_equal(again.line, sl.line);
 						assert_int_equal(
-						    sonde_dso_inlines(d, cur, NULL, NULL, 16, NULL), n);
+						    sonde_dso_inlines(d, cur, NULL, NULL, 16, NULL),
+						    n);
 					}
 					for (j = 1; j < k; j++) {
 						assert_int_equal(calls[j - 1].line, want[j].line);
@@ -561,7 +562,6 @@ static void test_kallsyms_aliases(void **state)
 	assert_string_equal(sonde_dso_find_symbol(k, 0xffffffff81382010ull)->name, "early_fn");
 	sonde_symtab_free(st);
 }
-
 
 /* This machine's /proc/kallsyms is used only for a capture of this very
  * kernel: same release and, when the capture names one, same build id. */

@@ -433,8 +433,10 @@ static void test_damaged_formats_are_not_handed_over(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_events_and_print), cmocka_unit_test(test_typed_fields),
-	    cmocka_unit_test(test_iostat),	     cmocka_unit_test(test_schedlat),
+	    cmocka_unit_test(test_events_and_print),
+	    cmocka_unit_test(test_typed_fields),
+	    cmocka_unit_test(test_iostat),
+	    cmocka_unit_test(test_schedlat),
 	    cmocka_unit_test(test_broken_blobs),
 	    cmocka_unit_test(test_damaged_formats_are_not_handed_over),
 	};

@@ -210,7 +210,7 @@ static void test_wait_signal(void **state)
 	sigprocmask(SIG_BLOCK, &block, &waitmask);
 	sigdelset(&waitmask, SIGINT);
 	assert_int_equal(sonde_wait_init(&w, &(struct sonde_wait_opts){.waitmask = &waitmask,
-									.stop_signal = &stop_flag}),
+								       .stop_signal = &stop_flag}),
 			 0);
 	helper = later(50, -1, SIGINT);
 	/* Blocked outside the wait: delivered inside it, reported as SIGNAL. */
