@@ -38,12 +38,13 @@ demo: build-deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) src/cli/sonde examples/demo
 	./scripts/demo $(BUILD)
 
-# CI: warnings are errors in every configuration; the unit tests also run
-# in a release (-O3) build and a clang build, where other warnings and
-# other optimizations show.
+# CI: warnings are errors in every configuration; lint (clang-format and
+# clang-tidy) first, as it fails fastest; the unit tests also run in a
+# release (-O3) build and a clang build, where other warnings and other
+# optimizations show.  docs/ARCHITECTURE.md, "Checks", lists them all.
 check: deps
 	$(MAKE) WERROR=true build
-	$(MAKE) unit integration browser asan release clang fuzz agents
+	$(MAKE) lint unit integration browser asan release clang fuzz agents
 
 unit: build
 	meson test -C $(BUILD) --print-errorlogs
