@@ -40,10 +40,15 @@ def test_lost_samples_agree_with_perf(tmp_path, who):
     assert lost == perf_total_lost(data)
     # Every getppid call is a sample or a lost sample.  This kernel delivers
     # a few tracepoint samples twice (perf's and sonde's alike: MACHINE.md),
-    # with the same timestamp: counted once, the calls add up exactly.
+    # with the same timestamp: counted once, the calls add up, never fewer.
+    # A doubled sample whose second copy met a full ring is also counted as
+    # lost, so the sum may exceed the calls by those, of which a run shows
+    # about as many as the doubles it kept (0.002%: a handful).
     times = run(["perf", "script", "-i", str(data), "-F", "time", "--ns"]).stdout.split()
     assert samples(text) == len(times)
-    assert len(set(times)) + lost == CALLS, (len(times), len(set(times)), lost)
+    doubled = len(times) - len(set(times))
+    extra = len(set(times)) + lost - CALLS
+    assert 0 <= extra <= max(2, doubled), (len(times), len(set(times)), lost)
     j = json.loads(sonde("report", "-i", str(data), "--json", "--sort", "comm").stdout)
     assert j["lost_samples"] == lost and j["lost_chunks"] > 0
     if who == "sonde":
