@@ -564,9 +564,8 @@ static int run_trace(struct run *t)
 		return EXIT_FAIL;
 	}
 	trace_check_leftovers();
-	if (o->output &&
-	    (r = sonde_trace_out_open(&t->out, SONDE_RUN_DIR, o->output, t->max_cpu + 1, o->events,
-				      o->nevents, &err)) < 0) {
+	if (o->output && sonde_trace_out_open(&t->out, SONDE_RUN_DIR, o->output, t->max_cpu + 1,
+					      o->events, o->nevents, &err) < 0) {
 		if (err.text[0])
 			cli_error("%s", err.text);
 		goto out;
