@@ -235,6 +235,21 @@ int sonde_pd_writer_set_total_mem(struct sonde_pd_writer *w, uint64_t kb);
  * Return: 0, or the writer's sticky error.
  */
 int sonde_pd_writer_set_cmdline(struct sonde_pd_writer *w, int argc, const char *const *argv);
+
+/* An event group ({a,b}) of the GROUP_DESC feature. */
+struct sonde_pd_group {
+	const char *name; /* NULL: unnamed (perf's "{anon_group}") */
+	uint32_t leader;  /* index of the leader among the file's events */
+	uint32_t nr;	  /* events in the group, the leader's followers included */
+};
+/**
+ * sonde_pd_writer_set_groups() - the GROUP_DESC feature
+ * @w: the writer
+ * @g: the groups (perf writes only those of two events or more)
+ * @n: their number; 0 writes nothing
+ * Return: 0 or the writer's error.
+ */
+int sonde_pd_writer_set_groups(struct sonde_pd_writer *w, const struct sonde_pd_group *g, size_t n);
 /* Opaque tracing data (the trace-cmd style blob with event formats). */
 int sonde_pd_writer_set_tracing_data(struct sonde_pd_writer *w, const void *blob, size_t len);
 /*
@@ -586,6 +601,18 @@ bool sonde_pd_reader_has_feature(const struct sonde_pd_reader *r, unsigned bit);
 /* Borrowed: the raw bytes of any present feature section.  Return: 0 or -ENOENT. */
 int sonde_pd_reader_feature(const struct sonde_pd_reader *r, unsigned bit, const void **data,
 			    uint64_t *size);
+/**
+ * sonde_pd_reader_groups() - the groups of the GROUP_DESC feature
+ * @r: the reader
+ * @out: receives up to @max groups (names borrowed from the reader)
+ * @max: room in @out
+ *
+ * Outside data: the list ends at the first group that does not fit the
+ * section or the file's events.
+ * Return: the number of groups stored (0 without the feature).
+ */
+size_t sonde_pd_reader_groups(const struct sonde_pd_reader *r, struct sonde_pd_group *out,
+			      size_t max);
 /**
  * sonde_pd_reader_header() - the file header as read
  * @r: the reader

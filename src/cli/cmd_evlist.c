@@ -3,7 +3,7 @@
  * sonde evlist: the events of a capture, as perf evlist lists them: names,
  * -F the sampling period or frequency, -v every attribute (perf's field
  * names, src/format/attr_fields.c), -g the groups of the GROUP_DESC
- * feature, --trace-fields the fields of tracepoint events from the
+ * feature (sonde_pd_reader_groups()), --trace-fields the fields of tracepoint events from the
  * capture's own formats.
  */
 #include <errno.h>
@@ -38,51 +38,11 @@ struct evlist_cli {
 	bool freq, verbose, group, trace_fields;
 };
 
-/* One group of the GROUP_DESC feature. */
-struct group {
-	const char *name; /* NULL for perf's "{anon_group}" */
-	uint32_t leader, nr;
-};
-
 static const char *event_name(const struct sonde_pd_attr *a)
 {
 	const char *name = a->name ? a->name : sonde_named_event_of(a->attr.type, a->attr.config);
 
 	return name ? name : "(unnamed)";
-}
-
-/*
- * GROUP_DESC: u32 nr, then per group a perf string (u32 len, len bytes,
- * NUL-padded), u32 leader index, u32 number of members.  Outside data: a
- * group that does not fit the events of the file ends the list.
- */
-static size_t parse_groups(const uint8_t *p, uint64_t size, size_t nattrs, struct group *g,
-			   size_t max)
-{
-	uint64_t off = 4;
-	uint32_t nr, len;
-	size_t n = 0;
-
-	if (size < 4)
-		return 0;
-	memcpy(&nr, p, 4);
-	while (n < nr && n < max && off + 4 <= size) {
-		memcpy(&len, p + off, 4);
-		off += 4;
-		if (len > size - off || size - off - len < 8 || !memchr(p + off, '\0', len))
-			break;
-		g[n].name = (const char *)(p + off);
-		if (!strcmp(g[n].name, "{anon_group}"))
-			g[n].name = NULL;
-		off += len;
-		memcpy(&g[n].leader, p + off, 4);
-		memcpy(&g[n].nr, p + off + 4, 4);
-		off += 8;
-		if (g[n].leader >= nattrs || g[n].nr > nattrs - g[n].leader)
-			break;
-		n++;
-	}
-	return n;
 }
 
 struct attr_line {
@@ -136,11 +96,9 @@ static int evlist(const struct evlist_cli *c)
 	struct sonde_pd_reader *r = NULL;
 	struct sonde_tp_decoder *tp = NULL;
 	struct sonde_errmsg err = {{0}};
-	struct group groups[64];
+	struct sonde_pd_group groups[64];
 	size_t ngroups = 0, nattrs;
 	bool has_tracepoint = false;
-	const void *data;
-	uint64_t size;
 	int ret;
 
 	if ((ret = sonde_pd_reader_open(&r, c->input, &err))) {
@@ -148,16 +106,15 @@ static int evlist(const struct evlist_cli *c)
 		return EXIT_FAIL;
 	}
 	nattrs = sonde_pd_reader_nr_attrs(r);
-	if (c->group && sonde_pd_reader_feature(r, SONDE_PD_FEAT_GROUP_DESC, &data, &size) == 0)
-		ngroups =
-		    parse_groups(data, size, nattrs, groups, sizeof(groups) / sizeof(groups[0]));
+	if (c->group)
+		ngroups = sonde_pd_reader_groups(r, groups, sizeof(groups) / sizeof(groups[0]));
 	if (c->trace_fields && (ret = sonde_tp_decoder_open_capture(&tp, r, &err)) &&
 	    ret != -ENOENT)
 		cli_warn("%s: tracepoint formats: %s", c->input,
 			 err.text[0] ? err.text : sonde_strerror(ret));
 	for (size_t i = 0; i < nattrs; i++) {
 		const struct sonde_pd_attr *a = sonde_pd_reader_attr(r, i);
-		const struct group *g = NULL;
+		const struct sonde_pd_group *g = NULL;
 		bool member = false;
 
 		has_tracepoint |= a->attr.type == PERF_TYPE_TRACEPOINT;

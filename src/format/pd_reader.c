@@ -439,6 +439,41 @@ int sonde_pd_reader_feature(const struct sonde_pd_reader *r, unsigned bit, const
 	return 0;
 }
 
+/*
+ * GROUP_DESC: u32 count, then per group a perf string (u32 padded length,
+ * NUL-terminated text), u32 leader index, u32 number of events.
+ */
+size_t sonde_pd_reader_groups(const struct sonde_pd_reader *r, struct sonde_pd_group *out,
+			      size_t max)
+{
+	const uint8_t *p;
+	const void *data;
+	uint64_t size, off = 4;
+	size_t n = 0, nattrs = sonde_pd_reader_nr_attrs(r);
+	uint32_t nr;
+
+	if (sonde_pd_reader_feature(r, SONDE_PD_FEAT_GROUP_DESC, &data, &size) < 0 || size < 4)
+		return 0;
+	p = data;
+	nr = pd_get32(p);
+	while (n < nr && n < max && size - off >= 4) {
+		uint32_t len = pd_get32(p + off);
+		const char *name = (const char *)(p + off + 4);
+
+		off += 4;
+		if (!len || len > size - off || size - off - len < 8 || !memchr(name, '\0', len))
+			break;
+		off += len;
+		out[n] = (struct sonde_pd_group){strcmp(name, "{anon_group}") ? name : NULL,
+						 pd_get32(p + off), pd_get32(p + off + 4)};
+		off += 8;
+		if (out[n].leader >= nattrs || out[n].nr > nattrs - out[n].leader)
+			break;
+		n++;
+	}
+	return n;
+}
+
 const struct sonde_pd_file_header *sonde_pd_reader_header(const struct sonde_pd_reader *r)
 {
 	return &r->hdr;

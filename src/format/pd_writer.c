@@ -583,6 +583,30 @@ static uint8_t *string_list(uint32_t n, const char *const *s, size_t *len)
 	return b;
 }
 
+int sonde_pd_writer_set_groups(struct sonde_pd_writer *w, const struct sonde_pd_group *g, size_t n)
+{
+	size_t total = 4, pos = 4;
+	uint8_t *b;
+	int err;
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		total += put_string(NULL, g[i].name ? g[i].name : "{anon_group}") + 8;
+	if (!(b = malloc(total)))
+		return alloc_fail(w);
+	pd_put32(b, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		pos += put_string(b + pos, g[i].name ? g[i].name : "{anon_group}");
+		pd_put32(b + pos, g[i].leader);
+		pd_put32(b + pos + 4, g[i].nr);
+		pos += 8;
+	}
+	err = blob_put(w, SONDE_PD_FEAT_GROUP_DESC, b, total, false);
+	free(b);
+	return err;
+}
+
 int sonde_pd_writer_set_cmdline(struct sonde_pd_writer *w, int argc, const char *const *argv)
 {
 	size_t len;

@@ -223,23 +223,16 @@ static const char *event_name(struct sonde_pd_reader *r, uint32_t idx)
 
 static void group_desc(FILE *out, struct sonde_pd_reader *r)
 {
-	struct cur c;
-	uint32_t n;
+	struct sonde_pd_group g[64];
+	size_t n = sonde_pd_reader_groups(r, g, sizeof(g) / sizeof(g[0]));
 
-	if (!section(r, SONDE_PD_FEAT_GROUP_DESC, &c))
-		return;
-	n = u32(&c);
-	for (uint32_t i = 0; i < n && !c.bad; i++) {
-		const char *name = str(&c);
-		uint32_t leader = u32(&c), members = u32(&c);
-
-		if (c.bad || members < 2)
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].nr < 2)
 			continue;
-		if (!strcmp(name, "{anon_group}"))
-			name = "";
-		fprintf(out, "# group: %s{%s", name, event_name(r, leader));
-		for (uint32_t k = 1; k < members; k++)
-			fprintf(out, ",%s", event_name(r, leader + k));
+		fprintf(out, "# group: %s{%s", g[i].name ? g[i].name : "",
+			event_name(r, g[i].leader));
+		for (uint32_t k = 1; k < g[i].nr; k++)
+			fprintf(out, ",%s", event_name(r, g[i].leader + k));
 		fprintf(out, "}\n");
 	}
 }

@@ -97,17 +97,6 @@ static int kallsyms_blob(const char *procfs, const char *sysfs, char **blob, siz
 	return sonde_kallsyms_snapshot(procfs, blob, len);
 }
 
-/* perf's string in a feature section: u32 length, then the text NUL-padded to 64 bytes. */
-static size_t put_string(uint8_t *p, const char *s)
-{
-	uint32_t len = (uint32_t)((strlen(s) + 1 + 63) & ~(size_t)63);
-
-	memcpy(p, &len, 4);
-	memset(p + 4, 0, len);
-	memcpy(p + 4, s, strlen(s));
-	return 4 + len;
-}
-
 /*
  * GROUP_DESC: the {a,b} groups of the capture (leader index, members), so
  * perf report --group and perf evlist -g show them as perf's own captures.
@@ -116,30 +105,22 @@ static size_t put_string(uint8_t *p, const char *s)
 static int group_desc(struct sonde_pd_writer *w, const struct sonde_record *r)
 {
 	const struct sonde_evlist *l = r->o.events;
-	static const char anon[] = "{anon_group}";
-	size_t per = 4 + 64 + 8, used = 4;
-	uint32_t ngroups = 0;
-	uint8_t *blob = malloc(4 + l->n * per);
+	struct sonde_pd_group *g = calloc(l->n ? l->n : 1, sizeof(*g));
+	size_t n = 0;
 	int ret;
 
-	if (!blob)
+	if (!g)
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
-		uint32_t members = 0, idx = (uint32_t)i;
+		uint32_t members = 0;
 
 		for (size_t k = i; k < l->n && l->events[k].leader == (int)i; k++)
 			members++;
-		if (l->events[i].leader != (int)i || members < 2)
-			continue;
-		used += put_string(blob + used, anon);
-		memcpy(blob + used, &idx, 4);
-		memcpy(blob + used + 4, &members, 4);
-		used += 8;
-		ngroups++;
+		if (members >= 2)
+			g[n++] = (struct sonde_pd_group){NULL, (uint32_t)i, members};
 	}
-	memcpy(blob, &ngroups, 4);
-	ret = ngroups ? sonde_pd_writer_set_feature(w, SONDE_PD_FEAT_GROUP_DESC, blob, used) : 0;
-	free(blob);
+	ret = sonde_pd_writer_set_groups(w, g, n);
+	free(g);
 	return ret;
 }
 
